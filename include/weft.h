@@ -1,0 +1,190 @@
+/*
+ * weft.h: the public C API of weft, collective communication for Linux
+ * clusters.
+ *
+ * Conventions (see weft(7)):
+ *  - Every function returns weft_result_t (WEFT_SUCCESS == 0) unless shown
+ *    otherwise; results go to out-parameters, which are written only on
+ *    success. Handles are opaque pointers.
+ *  - On failure, weft_last_error() gives a thread-local human-readable
+ *    explanation (which argument, which peer, what the OS said).
+ *  - Counts are element counts of type size_t; a count of 0 is legal and
+ *    completes without touching the buffers.
+ *  - Threading: different communicators may be used from different threads
+ *    at the same time; one communicator is used by one thread at a time.
+ */
+#ifndef WEFT_H
+#define WEFT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <weft/version.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define WEFT_API __attribute__((visibility("default")))
+#else
+#define WEFT_API
+#endif
+
+/* ------------------------------------------------------------------ results */
+
+typedef enum weft_result {
+    WEFT_SUCCESS = 0,
+    WEFT_ERR_INVALID_ARG = 1,  /* an argument is wrong; weft_last_error() names it */
+    WEFT_ERR_NO_MEMORY = 2,    /* an allocation failed */
+    WEFT_ERR_UNSUPPORTED = 3,  /* valid request this build or hardware cannot do */
+    WEFT_ERR_TIMEOUT = 4,      /* a deadline (WEFT_TIMEOUT, timeout_ms) passed */
+    WEFT_ERR_PEER_LOST = 5,    /* a peer process died or its connection dropped */
+    WEFT_ERR_ABORTED = 6,      /* the communicator was aborted */
+    WEFT_ERR_TRUNCATED = 7,    /* a message was larger than the receive buffer */
+    WEFT_ERR_MISMATCH = 8,     /* ranks called a collective with different arguments */
+    WEFT_ERR_BOOTSTRAP = 9,    /* rendezvous failed: bad world size, duplicate rank, ... */
+    WEFT_ERR_PLUGIN = 10,      /* a transport plugin failed or none could be used */
+    WEFT_ERR_SYSTEM = 11,      /* an operating-system call failed */
+    WEFT_ERR_INTERNAL = 12     /* a bug in weft; please report it */
+} weft_result_t;
+
+/* Static text describing a result code; never NULL. */
+WEFT_API const char *weft_strerror(weft_result_t rc);
+
+/* Thread-local detail of the last failure in the calling thread; never NULL
+ * (an empty string when nothing failed yet). Valid until the next weft call
+ * in the same thread. */
+WEFT_API const char *weft_last_error(void);
+
+/* The version of the library in use (WEFT_VERSION_* give the headers'). */
+WEFT_API void weft_get_version(int *major, int *minor, int *patch);
+
+/* ------------------------------------------------------ data types, operators */
+
+typedef enum weft_dtype {
+    WEFT_INT8 = 0,
+    WEFT_UINT8 = 1,
+    WEFT_INT32 = 2,
+    WEFT_UINT32 = 3,
+    WEFT_INT64 = 4,
+    WEFT_UINT64 = 5,
+    WEFT_FLOAT16 = 6,
+    WEFT_BFLOAT16 = 7,
+    WEFT_FLOAT32 = 8,
+    WEFT_FLOAT64 = 9
+} weft_dtype_t;
+
+#define WEFT_DTYPE_COUNT 10
+
+/* Size in bytes of one element of dt. */
+WEFT_API weft_result_t weft_dtype_size(weft_dtype_t dt, size_t *bytes);
+
+typedef enum weft_op {
+    WEFT_SUM = 0,
+    WEFT_PROD = 1,
+    WEFT_MIN = 2,
+    WEFT_MAX = 3,
+    WEFT_AVG = 4,
+    WEFT_BAND = 5,
+    WEFT_BOR = 6,
+    WEFT_BXOR = 7
+} weft_op_t;
+
+/* ------------------------------------------------------------ communicators */
+
+typedef struct weft_comm *weft_comm_t;
+typedef struct weft_request *weft_request_t;
+
+/* Wildcards and special values. */
+#define WEFT_ANY_SOURCE (-1)
+#define WEFT_ANY_TAG (-1)
+#define WEFT_UNDEFINED (-32766)
+#define WEFT_TAG_MAX 0x7fffffff
+#define WEFT_IN_PLACE ((void *)1)
+#define WEFT_MAX_DIMS 8
+
+/* Start-up attributes. Initialise with WEFT_INIT_ATTR_INITIALIZER; later
+ * releases may append fields, which struct_size tells apart. */
+typedef struct weft_init_attr {
+    size_t struct_size;
+    int rank;                /* -1: from the environment */
+    int size;                /* -1: from the environment */
+    const char *init_method; /* "env://", "tcp://host:port", "file:///path"; NULL: detect */
+    int timeout_ms;          /* 0: WEFT_TIMEOUT seconds, else 300 s */
+    const char *name;        /* a name for logs; NULL: "world" */
+} weft_init_attr_t;
+
+#define WEFT_INIT_ATTR_INITIALIZER \
+    { sizeof(weft_init_attr_t), -1, -1, NULL, 0, NULL }
+
+/* Joins the job: finds the other ranks through the init method, loads the
+ * transport plugins, exchanges addresses, and returns the communicator of
+ * all ranks. Blocks until every rank joined or the timeout passed
+ * (WEFT_ERR_TIMEOUT naming the ranks that never arrived). attr may be NULL. */
+WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *world);
+
+/* Local: fails what is still pending on comm and frees it. Destroying the
+ * world communicator finalises the library state created by weft_init. */
+WEFT_API weft_result_t weft_comm_destroy(weft_comm_t comm);
+
+/* Local and prompt: every pending and later operation on comm fails with
+ * WEFT_ERR_ABORTED; peers' operations with this rank fail rather than hang. */
+WEFT_API weft_result_t weft_comm_abort(weft_comm_t comm);
+
+WEFT_API weft_result_t weft_comm_rank(weft_comm_t comm, int *rank);
+WEFT_API weft_result_t weft_comm_size(weft_comm_t comm, int *size);
+/* Rank among, and number of, the members of comm on this node. */
+WEFT_API weft_result_t weft_comm_local_rank(weft_comm_t comm, int *rank);
+WEFT_API weft_result_t weft_comm_local_size(weft_comm_t comm, int *size);
+/* World rank of each member of comm: ranks must hold comm's size entries. */
+WEFT_API weft_result_t weft_comm_world_ranks(weft_comm_t comm, int *ranks);
+
+/* ----------------------------------------------------------- point-to-point */
+
+typedef struct weft_status {
+    int source;          /* rank in the communicator the message came from */
+    int tag;             /* its tag */
+    size_t count;        /* elements received (at most the posted count) */
+    weft_result_t error; /* this operation's result (weft_waitall) */
+} weft_status_t;
+
+enum { WEFT_P2P_SEND = 1, WEFT_P2P_RECV = 2 };
+
+typedef struct weft_p2p_op {
+    int kind;            /* WEFT_P2P_SEND or WEFT_P2P_RECV */
+    void *buf;
+    size_t count;
+    weft_dtype_t dt;
+    int peer;
+    int tag;
+} weft_p2p_op_t;
+
+WEFT_API weft_result_t weft_send(const void *buf, size_t count, weft_dtype_t dt,
+                                 int peer, int tag, weft_comm_t comm);
+WEFT_API weft_result_t weft_recv(void *buf, size_t count, weft_dtype_t dt,
+                                 int peer, int tag, weft_comm_t comm,
+                                 weft_status_t *status);
+WEFT_API weft_result_t weft_isend(const void *buf, size_t count, weft_dtype_t dt,
+                                  int peer, int tag, weft_comm_t comm,
+                                  weft_request_t *req);
+WEFT_API weft_result_t weft_irecv(void *buf, size_t count, weft_dtype_t dt,
+                                  int peer, int tag, weft_comm_t comm,
+                                  weft_request_t *req);
+WEFT_API weft_result_t weft_batch_isend_irecv(int n, const weft_p2p_op_t *ops,
+                                              weft_comm_t comm, weft_request_t *req);
+
+/* Completion. weft_wait and a successful weft_test free the request and set
+ * *req to NULL; a NULL *req completes at once with an empty status. */
+WEFT_API weft_result_t weft_wait(weft_request_t *req, weft_status_t *status);
+WEFT_API weft_result_t weft_test(weft_request_t *req, int *done, weft_status_t *status);
+WEFT_API weft_result_t weft_waitall(int n, weft_request_t *reqs, weft_status_t *statuses);
+/* Releases a request without waiting: the operation still completes in the
+ * background (a send's buffer must stay valid until then). */
+WEFT_API weft_result_t weft_request_free(weft_request_t *req);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_H */
