@@ -154,7 +154,10 @@ typedef struct weft_transport_core {
     size_t struct_size;
     int rank;                  /* this process's world rank */
     int size;                  /* number of ranks in the job */
-    const char *job_id;        /* unique per job, safe in file names */
+    /* Unique per job, safe in file names. The rendezvous gives it, so it is
+     * an empty string during init and get_address and set from the first
+     * connect() on (the pointer stays the same: read it when needed). */
+    const char *job_id;
     const char *master_addr;   /* host of the rendezvous, may be NULL */
 
     /* Log through weft (level WEFT_TRANSPORT_LOG_*; subsystem TRANSPORT).
@@ -167,10 +170,11 @@ typedef struct weft_transport_core {
     const char *(*get_param)(const char *name);
 
     /* Out-of-band exchange through the job's rendezvous store, for set-up
-     * that needs both sides' data (queue pair numbers, IPC handles). Keys
-     * are at most 200 bytes and are prefixed by the core with the plugin's
-     * name; values at most 64 KiB. oob_get blocks until the key exists or
-     * timeout_ms passes (WEFT_ERR_TIMEOUT). Both may be slow: set-up only. */
+     * that needs both sides' data (queue pair numbers, IPC handles),
+     * available from the first connect() on. Keys share one namespace per
+     * job: start them with the plugin's name; at most 200 bytes. Values at
+     * most 64 KiB. oob_get blocks until the key exists or timeout_ms
+     * passes (WEFT_ERR_TIMEOUT). Both may be slow: use them for set-up. */
     weft_result_t (*oob_put)(void *core_ctx, const char *key, const void *val, size_t len);
     weft_result_t (*oob_get)(void *core_ctx, const char *key, void *val, size_t cap,
                              size_t *len, int timeout_ms);

@@ -1,0 +1,58 @@
+/*
+ * comm.h: communicators.
+ *
+ * A communicator is a group of world ranks plus a matching context: every
+ * message it sends carries its context id in the upper half of the 64-bit
+ * transport tag, so operations on different communicators never match.
+ * User point-to-point traffic uses context_id, internal (collective)
+ * traffic context_id + 1, so user tags never mix with weft's own.
+ */
+#ifndef WEFT_CORE_COMM_H
+#define WEFT_CORE_COMM_H
+
+#include <stdint.h>
+
+#include "core/instance.h"
+
+struct weft__subop;
+
+#define WEFT__COMM_MAGIC 0x7765667463u /* "weftc": catches stale handles */
+
+struct weft_comm {
+    uint64_t magic;
+    weft__instance_t *inst;
+    int rank, size;
+    int local_rank, local_size;
+    int *world_ranks;                /* size entries: comm rank -> world rank */
+    int *comm_rank_of;               /* inst->size entries: world rank -> comm rank or -1 */
+    uint32_t context_id;             /* even; context_id + 1 is internal */
+    int aborted;
+    int is_world;
+    /* The one transport every member is reached through, or NULL when
+     * several are used: then receives go through the pending queue below. */
+    weft__plugin_t *single_plugin;
+    /* Receives not yet handed to a transport, in post order: in a
+     * communicator spanning several transports, a receive from any source
+     * is matched by probing each transport, and later receives wait behind
+     * it so that matching stays in post order (see request.c). */
+    struct weft__subop *pending_head, *pending_tail;
+    /* Requests with operations in flight, so abort/destroy can fail them. */
+    struct weft_request *active;
+};
+
+/* Tag encoding of the transport ABI. */
+static inline uint64_t weft__tag(uint32_t context, int user_tag)
+{
+    return ((uint64_t)context << 32) | (uint32_t)user_tag;
+}
+#define WEFT__TAG_IGNORE_USER 0xffffffffull
+
+/* Checks that comm is a live communicator (WEFT_ERR_INVALID_ARG otherwise). */
+weft_result_t weft__comm_check(weft_comm_t comm, const char *fn);
+
+/* A new communicator over inst with the given world ranks (copied). */
+weft_result_t weft__comm_create(weft__instance_t *inst, int n, const int *world_ranks,
+                                uint32_t context_id, weft_comm_t *out);
+void weft__comm_free(weft_comm_t comm);
+
+#endif /* WEFT_CORE_COMM_H */

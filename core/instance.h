@@ -1,0 +1,56 @@
+/*
+ * instance.h: the library state one weft_init creates, shared by every
+ * communicator derived from its world communicator.
+ */
+#ifndef WEFT_CORE_INSTANCE_H
+#define WEFT_CORE_INSTANCE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft.h"
+#include "weft/transport.h"
+#include "core/bootstrap.h"
+#include "core/plugin.h"
+#include "core/store.h"
+#include "topo/topo.h"
+
+struct weft_request;
+
+/* What this rank knows of another rank of the job. */
+typedef struct weft__peer {
+    weft__plugin_t *plugin;          /* the transport that reaches it */
+    int local_rank;                  /* among the ranks of its node */
+    char host_id[WEFT__HOSTID_MAX];
+} weft__peer_t;
+
+typedef struct weft__instance {
+    int rank, size;
+    int local_rank, local_size;
+    int timeout_ms;
+    char name[64];
+
+    weft__bootstrap_t *boot;
+    weft__plugin_set_t plugins;
+    /* Given to every plugin's init; must outlive them. job_id is filled in
+     * once the rendezvous gave it, before the first connect(). */
+    weft_transport_core_t core;
+    char job_id[WEFT__JOB_ID_MAX];
+    weft__peer_t *peers;             /* size entries, indexed by world rank */
+    int ntransports_used;            /* distinct plugins among peers */
+
+    /* Guards the fields below: communicators used from different threads
+     * share them. */
+    pthread_mutex_t lock;
+    int refs;                        /* communicators alive */
+    uint32_t next_context;           /* next free matching context id */
+    struct weft_request *detached;   /* freed by the user, still in flight */
+} weft__instance_t;
+
+/* Element size of dt, 0 for an invalid type. */
+size_t weft__dtype_bytes(weft_dtype_t dt);
+
+void weft__instance_release(weft__instance_t *inst);
+
+#endif /* WEFT_CORE_INSTANCE_H */

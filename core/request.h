@@ -1,0 +1,69 @@
+/*
+ * request.h: requests, the handles behind weft_request_t.
+ *
+ * A request is a set of sub-operations (one for weft_isend, n for
+ * weft_batch_isend_irecv); it completes when all of them have. Each
+ * sub-operation is a transport request once posted. Later request kinds
+ * (collective schedules) plug in through the same progress entry point.
+ */
+#ifndef WEFT_CORE_REQUEST_H
+#define WEFT_CORE_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft.h"
+#include "core/instance.h"
+
+enum weft__subop_state {
+    WEFT__SUBOP_WAITING = 0, /* not handed to a transport yet */
+    WEFT__SUBOP_PROBING,     /* receive from any source over several transports */
+    WEFT__SUBOP_POSTED,      /* transport request in flight */
+    WEFT__SUBOP_DONE
+};
+
+typedef struct weft__subop {
+    int kind;                     /* WEFT_P2P_SEND / WEFT_P2P_RECV */
+    int state;
+    void *buf;
+    size_t bytes;
+    size_t elem_size;
+    int peer;                     /* comm rank or WEFT_ANY_SOURCE */
+    int user_tag;                 /* or WEFT_ANY_TAG */
+    uint64_t tag, ignore;
+    weft__plugin_t *plugin;       /* where treq lives */
+    void *treq;
+    weft_result_t result;
+    int source;                   /* comm rank, when done */
+    int tag_out;
+    size_t len;                   /* bytes received (full length if truncated) */
+    struct weft__subop *next_pending; /* comm->pending_head list */
+} weft__subop_t;
+
+struct weft_request {
+    weft_comm_t comm;
+    weft__instance_t *inst;
+    int nsub;
+    int ndone;
+    weft_result_t result;         /* first failure among the sub-operations */
+    int detached;                 /* weft_request_free'd: freed on completion */
+    struct weft_request *next_active, *prev_active;   /* comm->active */
+    struct weft_request *next_detached;
+    weft__subop_t *subs;
+    weft__subop_t sub_inline;     /* storage when nsub == 1 */
+};
+
+weft_result_t weft__request_create(weft_comm_t comm, int nsub, struct weft_request **out);
+/* Posts the sub-operations once the caller filled them in. Failures to post
+ * are recorded in the sub-operations and reported by the wait. */
+void weft__request_start(struct weft_request *req);
+/* Hands waiting sub-operations to transports and tests posted ones; sets
+ * *done when every sub-operation finished. Never blocks. */
+weft_result_t weft__request_poll(struct weft_request *req, int *done);
+/* Fails every unfinished sub-operation with rc (abort, destroy). */
+void weft__request_cancel(struct weft_request *req, weft_result_t rc);
+void weft__request_free(struct weft_request *req);
+/* Status of a completed request (NULL status allowed). */
+void weft__request_status(const struct weft_request *req, weft_status_t *status);
+
+#endif /* WEFT_CORE_REQUEST_H */
