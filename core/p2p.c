@@ -256,12 +256,12 @@ WEFT_API weft_result_t weft_waitall(int n, weft_request_t *reqs, weft_status_t *
 
         if (statuses)
             statuses[i].error = rc;
-        /* A timed-out request stays pending; keep waiting for the others
-         * only if it is not the deadline that failed. */
         if (rc != WEFT_SUCCESS && first == WEFT_SUCCESS)
             first = rc;
+        /* The deadline passed: the rest stay pending (non-NULL), and the
+         * caller must hear of it whatever failed before. */
         if (rc == WEFT_ERR_TIMEOUT)
-            break;
+            return rc;
     }
     return first;
 }

@@ -1,0 +1,46 @@
+#!/bin/sh
+# quickstart.sh: sets up a fresh Debian 12 machine (run as root), builds weft
+# in the source tree, and then either runs the demo or the whole test suite.
+#
+#   scripts/quickstart.sh demo    build, then weftrun -n 4 examples/hello
+#   scripts/quickstart.sh check   build, then make check (every test)
+#
+# Set WEFT_SKIP_APT=1 to skip the package installation.
+set -eu
+
+what=${1:-demo}
+case "$what" in
+demo|check) ;;
+*) echo "usage: $0 demo|check" >&2; exit 2 ;;
+esac
+
+cd "$(dirname "$0")/.."
+
+if [ "${WEFT_SKIP_APT:-0}" != 1 ]; then
+    if [ "$(id -u)" != 0 ]; then
+        echo "quickstart: installing packages needs root (or set WEFT_SKIP_APT=1)" >&2
+        exit 1
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # Build tools, the core's dependency (hwloc), the headers of the optional
+    # transports (rdma-core), the unit test framework and the man page linter.
+    apt-get install -y -qq --no-install-recommends \
+        build-essential autoconf automake libtool pkg-config \
+        libhwloc-dev hwloc libibverbs-dev libcmocka-dev mandoc \
+        iproute2 procps >/dev/null
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+[ -x configure ] || ./autogen.sh
+[ -f Makefile ] || ./configure
+make -j"$jobs"
+
+case "$what" in
+demo)
+    make demo
+    ;;
+check)
+    make -j"$jobs" check
+    ;;
+esac

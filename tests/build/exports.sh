@@ -1,0 +1,47 @@
+#!/bin/sh
+# libweft.so exports only the weft_* API under the WEFT_1.0 version node and
+# needs no library beyond libc, libdl, pthreads, hwloc (and PMIx when built
+# with it); each plugin exports only its weft_transport_vN entry point.
+set -u
+top=${abs_top_builddir:?}
+fail=0
+
+lib=$top/.libs/libweft.so
+[ -f "$lib" ] || { echo "SKIP: $lib not built (static build?)"; exit 77; }
+command -v readelf >/dev/null 2>&1 || { echo "SKIP: readelf missing"; exit 77; }
+
+needed=$(readelf -d "$lib" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p')
+for n in $needed; do
+    case "$n" in
+    libc.so.*|libdl.so.*|libpthread.so.*|libhwloc.so.*|libpmix.so.*|ld-linux*|libasan.so.*|libubsan.so.*) ;;
+    *) echo "FAIL: libweft.so needs $n"; fail=1 ;;
+    esac
+done
+
+exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | sed 's/@.*//' | grep -v '^WEFT_1\.0$')
+bad=$(printf '%s\n' "$exported" | grep -v '^weft_' || true)
+if [ -n "$bad" ]; then
+    echo "FAIL: libweft.so exports non-API symbols:"; printf '  %s\n' $bad; fail=1
+fi
+internal=$(printf '%s\n' "$exported" | grep '^weft__' || true)
+if [ -n "$internal" ]; then
+    echo "FAIL: libweft.so exports internal symbols:"; printf '  %s\n' $internal; fail=1
+fi
+count=$(printf '%s\n' "$exported" | grep -c '^weft_')
+[ "$count" -gt 0 ] || { echo "FAIL: libweft.so exports no weft_ symbol"; fail=1; }
+nm -D --defined-only "$lib" | grep -q 'weft_init@@WEFT_1.0' ||
+    { echo "FAIL: weft_init is not versioned WEFT_1.0"; fail=1; }
+
+for so in "$top"/plugins/*/.libs/weft-*.so; do
+    [ -f "$so" ] || continue
+    syms=$(nm -D --defined-only "$so" | awk '{print $3}' | grep -v -E '^(_init|_fini|_edata|_end|__bss_start)$')
+    if [ "$syms" != "weft_transport_v1" ]; then
+        echo "FAIL: $(basename "$so") exports: $syms"; fail=1
+    fi
+    if readelf -d "$so" | grep -q -E 'libibverbs|libcuda'; then
+        : # a plugin may need its own hardware library
+    fi
+done
+
+[ "$fail" = 0 ] && echo "PASS: libweft.so exports $count API symbols, needs only: $(echo $needed)"
+exit "$fail"
