@@ -1,0 +1,133 @@
+/*
+ * weftrun.h: the parts of the launcher weftrun, shared between its files.
+ *
+ * weftrun.c supervises the job (signals, exits, timeouts); the other files
+ * each do one thing for it: weftrun_args.c reads the command line,
+ * weftrun_env.c makes the token and the ranks' environment,
+ * weftrun_spawn.c starts one rank, weftrun_tag.c prefixes output lines.
+ * Everything here runs on weftrun's main thread; the store server (when this
+ * weftrun hosts it) runs in a thread of its own that these files never touch.
+ */
+#ifndef WEFT_TOOLS_WEFTRUN_H
+#define WEFT_TOOLS_WEFTRUN_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define WEFTRUN_MAX_NPROC 65536
+#define WEFTRUN_MAX_NNODES 65536
+#define WEFTRUN_MAX_WORLD (1 << 24)
+#define WEFTRUN_TOKEN_HEX 32           /* characters of a generated token */
+#define WEFTRUN_DEFAULT_KILL_GRACE 3.0 /* seconds between SIGTERM and SIGKILL */
+#define WEFTRUN_EXIT_USAGE 2
+#define WEFTRUN_EXIT_TIMEOUT 124
+
+/* ------------------------------------------------------------ command line */
+
+struct weftrun_opts {
+    int nproc;               /* ranks on this node */
+    int nnodes;
+    int node_rank;           /* -1 until given */
+    const char *master_addr; /* NULL until given */
+    int master_port;         /* -1 until given */
+    int tag_output;
+    double timeout_s;        /* 0: none */
+    double kill_grace_s;
+    const char *job_name;    /* NULL: not given */
+    char **argv;             /* the program and its arguments, NULL-terminated */
+};
+
+enum weftrun_args_result {
+    WEFTRUN_ARGS_RUN,  /* run the job */
+    WEFTRUN_ARGS_DONE, /* --help or --version printed: exit 0 */
+    WEFTRUN_ARGS_BAD   /* the error and the usage went to stderr: exit 2 */
+};
+
+enum weftrun_args_result weftrun_parse_args(int argc, char **argv, struct weftrun_opts *o);
+
+/* ------------------------------------------------------------ environment */
+
+/* Fills hex with WEFTRUN_TOKEN_HEX random hex digits and a NUL from
+ * getrandom(). Returns 0, or -1 with errno set. */
+int weftrun_make_token(char hex[WEFTRUN_TOKEN_HEX + 1]);
+
+/* What every rank of this node shares. */
+struct weftrun_env_job {
+    int world_size, local_world_size, group_rank, group_world_size;
+    const char *master_addr;
+    int master_port;
+    const char *token;
+    const char *job_name; /* NULL: leave WEFT_JOB_NAME as inherited */
+};
+
+/* weftrun's environment without the variables weftrun sets, then those
+ * variables; the three per-rank ones (RANK, LOCAL_RANK, ROLE_RANK) point
+ * at the buffers below, which weftrun_env_rank rewrites. */
+struct weftrun_env {
+    char **vars;
+    size_t nvars;        /* entries before the terminating NULL */
+    size_t first_owned;  /* vars[first_owned..] were allocated here */
+    char rank_var[32], local_rank_var[40], role_rank_var[40];
+};
+
+/* Returns 0, or -1 with errno set (ENOMEM). */
+int weftrun_env_init(struct weftrun_env *env, const struct weftrun_env_job *job);
+/* The environment of one rank; valid until the next call or fini. */
+char **weftrun_env_rank(struct weftrun_env *env, int rank, int local_rank);
+void weftrun_env_fini(struct weftrun_env *env);
+
+/* ------------------------------------------------------------ starting a rank */
+
+struct weftrun_spawn_req {
+    char **argv;
+    char **envp;
+    int rank;
+    int stdin_null;                  /* give the rank /dev/null as stdin */
+    int tag_output;                  /* stdout and stderr into pipes */
+    const sigset_t *child_mask;      /* signal mask weftrun started with */
+    const struct sigaction *sigpipe; /* SIGPIPE action weftrun started with */
+};
+
+enum weftrun_spawn_result {
+    WEFTRUN_SPAWN_OK,
+    WEFTRUN_SPAWN_EXEC_FAILED, /* the process exists but could not run the
+                                * program; it exits with *exit_code */
+    WEFTRUN_SPAWN_NO_PROCESS   /* fork or pipe failed; nothing to reap */
+};
+
+/* Starts one rank in a process group of its own, with PR_SET_PDEATHSIG so
+ * that it dies with weftrun. Returns after the rank exec'd the program or
+ * failed to; on failure the message went to stderr and *exit_code is the
+ * status to leave with. *out_fd and *err_fd get the read ends of the output
+ * pipes (non-blocking) with tag_output, -1 without. */
+enum weftrun_spawn_result weftrun_spawn(const struct weftrun_spawn_req *req, pid_t *pid,
+                                        int *out_fd, int *err_fd, int *exit_code);
+
+/* ------------------------------------------------------------ tagged output */
+
+#define WEFTRUN_TAG_BUF_MIN 4096
+#define WEFTRUN_TAG_LINE_MAX (1u << 20) /* longer lines come out in pieces */
+
+/* One output stream of one rank: bytes read from fd, written to out line by
+ * line, each line prefixed "[rank]:". */
+struct weftrun_tag {
+    int fd;      /* read end of the rank's pipe; -1 once closed */
+    int out;     /* 1 or 2 */
+    int midline; /* a piece of a line longer than WEFTRUN_TAG_LINE_MAX is out */
+    size_t len, cap;
+    char *buf;
+    char prefix[24];
+    size_t prefix_len;
+};
+
+/* Returns 0, or -1 when out of memory (then fd is closed). */
+int weftrun_tag_init(struct weftrun_tag *t, int fd, int out, int rank);
+/* Reads and writes what is there now, without blocking; at end of file
+ * closes fd. */
+void weftrun_tag_read(struct weftrun_tag *t);
+/* Reads what is left without blocking, writes the unfinished last line
+ * with a newline, closes fd and frees the buffer. */
+void weftrun_tag_finish(struct weftrun_tag *t);
+
+#endif /* WEFT_TOOLS_WEFTRUN_H */
