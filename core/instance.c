@@ -364,7 +364,7 @@ WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *worl
 
     rc = weft__plugins_load(&inst->core, &inst->plugins);
     if (rc != WEFT_SUCCESS)
-        goto err_free;
+        goto err_unload;
     rc = record_build(inst, host_id, &record, &record_len);
     if (rc != WEFT_SUCCESS)
         goto err_unload;

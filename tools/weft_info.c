@@ -1,0 +1,305 @@
+/*
+ * weft_info.c: weft-info, what this weft installation consists of and
+ * which transports a program started here would get.
+ *
+ * The transports are found and initialised by the library's own loader,
+ * with a core that describes a job of one rank, so what is printed is what
+ * weft_init would see on this node, refusals and their reasons included.
+ * The library's log is off unless WEFT_DEBUG asks for it: every skipped
+ * plugin is in the table already.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "weft.h"
+#include "weft/transport.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/plugin.h"
+
+#define EXIT_USAGE 2
+
+/* ----------------------------------------------- a core of one rank */
+
+static void info_log(int level, const char *plugin, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (level < WEFT_TRANSPORT_LOG_WARN || level > WEFT_TRANSPORT_LOG_TRACE ||
+        !weft__log_enabled(level, WEFT__SUBSYS_TRANSPORT))
+        return;
+    va_start(ap, fmt);
+    weft__log_vwrite(level, WEFT__SUBSYS_TRANSPORT, plugin, fmt, ap);
+    va_end(ap);
+}
+
+/* The loader reads refusal reasons from weft_last_error(). */
+static void info_set_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    weft__set_error_v(fmt, ap);
+    va_end(ap);
+}
+
+static const char *info_get_param(const char *name)
+{
+    return name ? getenv(name) : NULL;
+}
+
+/* There is no job, so no rendezvous to exchange through; init must not
+ * need one (the ABI makes it available from connect() on only). */
+static weft_result_t info_oob_put(void *core_ctx, const char *key, const void *val, size_t len)
+{
+    weft__set_error("weft-info runs no job: no out-of-band exchange");
+    return WEFT_ERR_UNSUPPORTED;
+}
+
+static weft_result_t info_oob_get(void *core_ctx, const char *key, void *val, size_t cap,
+                                  size_t *len, int timeout_ms)
+{
+    weft__set_error("weft-info runs no job: no out-of-band exchange");
+    return WEFT_ERR_UNSUPPORTED;
+}
+
+static const weft_transport_core_t info_core = {
+    .struct_size = sizeof(weft_transport_core_t),
+    .rank = 0,
+    .size = 1,
+    .job_id = "",
+    .master_addr = NULL,
+    .log = info_log,
+    .set_error = info_set_error,
+    .get_param = info_get_param,
+    .oob_put = info_oob_put,
+    .oob_get = info_oob_get,
+    .core_ctx = NULL,
+};
+
+/* ---------------------------------------------------------------- output */
+
+static const char *yes_no(int yes)
+{
+    return yes ? "yes" : "no";
+}
+
+static void print_build(void)
+{
+    int hwloc = 0, verbs = 0, cuda = 0, pmix = 0, trace = 0;
+
+#ifdef WEFT_HAVE_HWLOC
+    hwloc = 1;
+#endif
+#ifdef WEFT_HAVE_VERBS
+    verbs = 1;
+#endif
+#ifdef WEFT_HAVE_CUDA
+    cuda = 1;
+#endif
+#ifdef WEFT_HAVE_PMIX
+    pmix = 1;
+#endif
+#ifdef WEFT_ENABLE_TRACE
+    trace = 1;
+#endif
+    printf("build configuration:\n");
+    printf("  %-22s %s\n", "hwloc topology", yes_no(hwloc));
+    printf("  %-22s %s\n", "verbs (rdma-core)", yes_no(verbs));
+    printf("  %-22s %s\n", "CUDA", yes_no(cuda));
+    printf("  %-22s %s\n", "PMIx bootstrap", yes_no(pmix));
+    printf("  %-22s %s\n", "TRACE logging", yes_no(trace));
+    printf("  %-22s %s\n", "plugin directory", WEFT_PLUGIN_DIR);
+}
+
+static const char *dir_origin(weft__plugin_dir_origin_t origin)
+{
+    switch (origin) {
+    case WEFT__PLUGIN_DIR_PATH: return "WEFT_PLUGIN_PATH";
+    case WEFT__PLUGIN_DIR_BESIDE: return "beside the library";
+    case WEFT__PLUGIN_DIR_CONFIGURED: return "plugin directory";
+    }
+    return "?";
+}
+
+static const char *dir_status(weft__plugin_dir_status_t status)
+{
+    switch (status) {
+    case WEFT__PLUGIN_DIR_SEARCHED: return "";
+    case WEFT__PLUGIN_DIR_MISSING: return ", missing";
+    case WEFT__PLUGIN_DIR_UNREADABLE: return ", unreadable";
+    case WEFT__PLUGIN_DIR_DUPLICATE: return ", searched already";
+    }
+    return "";
+}
+
+static void print_dirs(const weft__plugin_set_t *set)
+{
+    printf("plugin folders, in search order:\n");
+    if (set->ndirs == 0)
+        printf("  (none)\n");
+    for (int i = 0; i < set->ndirs; i++)
+        printf("  %s (%s%s)\n", set->dirs[i].path, dir_origin(set->dirs[i].origin),
+               dir_status(set->dirs[i].status));
+}
+
+/* Indent of the lines under a candidate: below its state. */
+#define DETAIL_INDENT "                  "
+
+static void print_caps(const weft_transport_caps_t *caps)
+{
+    uint64_t known = WEFT_TRANSPORT_CAP_SELF | WEFT_TRANSPORT_CAP_MPROBE | WEFT_TRANSPORT_CAP_PUT;
+
+    printf(DETAIL_INDENT "features:%s%s%s%s; memory:%s%s%s",
+           caps->flags & WEFT_TRANSPORT_CAP_SELF ? " self" : "",
+           caps->flags & WEFT_TRANSPORT_CAP_MPROBE ? " matched-probe" : "",
+           caps->flags & WEFT_TRANSPORT_CAP_PUT ? " put" : "",
+           caps->flags & known ? "" : " none",
+           caps->mem_types & (1u << WEFT_TRANSPORT_MEM_HOST) ? " host" : "",
+           caps->mem_types & (1u << WEFT_TRANSPORT_MEM_CUDA) ? " cuda" : "",
+           caps->mem_types ? "" : " none");
+    /* 0 means the plugin did not say. */
+    if (caps->max_msg_size == SIZE_MAX)
+        printf("; messages of any size");
+    else if (caps->max_msg_size)
+        printf("; messages up to %zu bytes", caps->max_msg_size);
+    if (caps->latency_us > 0)
+        printf("; latency ~%g us", caps->latency_us);
+    if (caps->bandwidth_gbps > 0)
+        printf("; bandwidth ~%g Gbit/s", caps->bandwidth_gbps);
+    printf("\n");
+}
+
+static const weft__plugin_t *loaded_plugin(const weft__plugin_set_t *set,
+                                           const weft__plugin_candidate_t *c)
+{
+    for (int i = 0; i < set->n; i++)
+        if (!strcmp(set->plugins[i].path, c->path))
+            return &set->plugins[i];
+    return NULL;
+}
+
+static void print_candidates(const weft__plugin_set_t *set, int no_init)
+{
+    const char *filter = getenv("WEFT_TRANSPORTS");
+
+    printf("transports (WEFT_TRANSPORTS %s%s%s%s):\n", filter ? "\"" : "",
+           filter ? filter : "unset", filter ? "\"" : "", no_init ? "; not initialised" : "");
+    if (set->ncandidates == 0)
+        printf("  no file weft-<name>.so in these folders\n");
+    for (int i = 0; i < set->ncandidates; i++) {
+        const weft__plugin_candidate_t *c = &set->candidates[i];
+        const char *state = weft__plugin_state_name(c->state);
+        const char *reason = c->reason;
+        const weft__plugin_t *pl = loaded_plugin(set, c);
+
+        printf("  %-15s %-14s %s\n", c->name, state, c->path);
+        /* "not applicable: why" under the state "not applicable" says it twice. */
+        if (!strncmp(reason, state, strlen(state)) && !strncmp(reason + strlen(state), ": ", 2))
+            reason += strlen(state) + 2;
+        if (*reason)
+            printf(DETAIL_INDENT "%s\n", reason);
+        else if (c->description[0])
+            printf(DETAIL_INDENT "%s\n", c->description);
+        if (pl)
+            print_caps(&pl->caps);
+    }
+}
+
+static void usage(FILE *out, const char *prog)
+{
+    fprintf(out,
+            "Usage: %s [-n] [-h] [-V]\n"
+            "Print weft's version and build configuration, the folders searched for\n"
+            "transport plugins, and what became of each plugin found.\n"
+            "\n"
+            "  -n, --no-init   check the plugins without initialising them\n"
+            "  -h, --help      print this help and exit\n"
+            "  -V, --version   print the version and exit\n"
+            "\n"
+            "Reads WEFT_PLUGIN_PATH and WEFT_TRANSPORTS as weft_init does; WEFT_DEBUG\n"
+            "shows the library's log as well. Exit status: 0 when at least one transport\n"
+            "is usable, 1 when none is, 2 for a wrong command line.\n",
+            prog);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option options[] = {
+        { "no-init", no_argument, NULL, 'n' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    weft__plugin_set_t *set;
+    int no_init = 0, usable = 0, opt;
+    weft_result_t rc;
+
+    while ((opt = getopt_long(argc, argv, "nhV", options, NULL)) != -1) {
+        switch (opt) {
+        case 'n':
+            no_init = 1;
+            break;
+        case 'h':
+            usage(stdout, argv[0]);
+            return 0;
+        case 'V':
+            printf("weft-info (weft) %d.%d.%d\n", WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR,
+                   WEFT_VERSION_PATCH);
+            return 0;
+        default:
+            usage(stderr, argv[0]);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
+        usage(stderr, argv[0]);
+        return EXIT_USAGE;
+    }
+    /* The table says why each plugin was skipped; the same as log lines
+     * would only be noise, unless asked for. */
+    if (!getenv("WEFT_DEBUG"))
+        setenv("WEFT_DEBUG", "NONE", 0);
+    weft__log_init();
+
+    set = calloc(1, sizeof(*set));
+    if (!set) {
+        fprintf(stderr, "%s: out of memory\n", argv[0]);
+        return 1;
+    }
+    printf("weft %d.%d.%d\n\n", WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, WEFT_VERSION_PATCH);
+    print_build();
+    printf("\n");
+    rc = no_init ? weft__plugins_scan(set) : weft__plugins_load(&info_core, set);
+    if (rc == WEFT_ERR_INVALID_ARG || rc == WEFT_ERR_NO_MEMORY) {
+        fprintf(stderr, "%s: %s\n", argv[0], weft_last_error());
+        weft__plugins_unload(set);
+        free(set);
+        return 1;
+    }
+    print_dirs(set);
+    printf("\n");
+    print_candidates(set, no_init);
+    for (int i = 0; i < set->ncandidates; i++)
+        usable += set->candidates[i].state == WEFT__PLUGIN_LOADED ||
+                  set->candidates[i].state == WEFT__PLUGIN_USABLE;
+    printf("\n");
+    if (usable && no_init)
+        printf("%d transport%s passed every check short of initialisation\n", usable,
+               usable == 1 ? "" : "s");
+    else if (usable)
+        printf("%d usable transport%s\n", usable, usable == 1 ? "" : "s");
+    else
+        printf("weft_init would fail here: %s\n",
+               rc == WEFT_ERR_PLUGIN ? weft_last_error() : "no usable transport");
+    weft__plugins_unload(set);
+    free(set);
+    return usable ? 0 : 1;
+}
