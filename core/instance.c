@@ -370,8 +370,10 @@ WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *worl
         goto err_unload;
     rc = weft__bootstrap_run(&params, record, record_len, &inst->boot);
     free(record);
-    if (rc != WEFT_SUCCESS)
+    if (rc != WEFT_SUCCESS) {
+        inst->boot = NULL;
         goto err_unload;
+    }
     snprintf(inst->job_id, sizeof(inst->job_id), "%s", inst->boot->job_id);
     rc = connect_peers(inst);
     if (rc != WEFT_SUCCESS)
@@ -399,8 +401,14 @@ WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *worl
 err_boot:
     weft__bootstrap_finalize(inst->boot);
 err_unload:
-    weft__plugins_unload(&inst->plugins);
-err_free:
+    {
+        /* Tearing down may log and touch the error text: keep the cause. */
+        char why[1024];
+
+        snprintf(why, sizeof(why), "%s", weft__get_error());
+        weft__plugins_unload(&inst->plugins);
+        weft__set_error("%s", why);
+    }
     free(inst->peers);
     pthread_mutex_destroy(&inst->lock);
     free(inst);

@@ -63,6 +63,10 @@ weft_result_t weft__store_get(weft__store_t *st, const char *key, void *val, siz
                               size_t *len, int timeout_ms);
 /* Returns once n clients entered the barrier called name. */
 weft_result_t weft__store_barrier(weft__store_t *st, const char *name, int n, int timeout_ms);
+/* How long a join that timed out still listens for the store's own verdict
+ * (the store's host tells waiting ranks who is missing when it gives up);
+ * 0 for the rank that hosts the store. */
+void weft__store_set_grace(weft__store_t *st, int ms);
 /* Closes the connection and frees st. NULL is a no-op. */
 void weft__store_close(weft__store_t *st);
 
