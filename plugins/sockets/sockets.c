@@ -554,15 +554,49 @@ static int conn_read(struct sock_ctx *ctx, struct sock_conn *c)
 
 /* ------------------------------------------------------------ events */
 
+/* Fails the receives waiting for a peer that can send no more. */
+static void fail_recvs_from(struct sock_ctx *ctx, int peer)
+{
+    for (struct sock_req *r = ctx->posted_head, *next; r; r = next) {
+        next = r->next;
+        if (r->peer == peer) {
+            posted_remove(ctx, r);
+            req_complete(r, WEFT_ERR_PEER_LOST);
+        }
+    }
+}
+
+static int conn_read(struct sock_ctx *ctx, struct sock_conn *c);
+
 static void conn_failed(struct sock_ctx *ctx, struct sock_conn *c, const char *what)
 {
+    struct sock_peer *p;
     char why[128];
 
-    snprintf(why, sizeof(why), "%s: %s", what, errno ? strerror(errno) : "closed after goodbye");
-    if (c->peer >= 0)
-        peer_lost(ctx, c->peer, why);
-    else
+    if (c->peer < 0) {
         conn_close(ctx, c); /* a stranger, or a peer that never said hello */
+        return;
+    }
+    p = &ctx->peers[c->peer];
+    if (p->departed) {
+        /* A peer that said goodbye closes each stream after its last
+         * bytes: the other stream may still hold messages for us. */
+        int peer = c->peer;
+
+        conn_close(ctx, c);
+        if (!p->in)
+            fail_recvs_from(ctx, peer);
+        if (!p->in && !p->out)
+            p->lost = 1;
+        return;
+    }
+    snprintf(why, sizeof(why), "%s: %s", what, errno ? strerror(errno) : "closed");
+    /* Whatever the other stream already delivered is still good. */
+    if (p->in && p->in != c && conn_read(ctx, p->in) != 0 && p->departed) {
+        conn_failed(ctx, c, what);
+        return;
+    }
+    peer_lost(ctx, c->peer, why);
 }
 
 static void accept_all(struct sock_ctx *ctx)
@@ -836,7 +870,7 @@ static weft_result_t sock_isend(void *vctx, int peer, const void *buf, size_t le
     }
     p = &ctx->peers[peer];
     *out = r;
-    if (p->lost) {
+    if (p->lost || p->departed) {
         req_complete(r, WEFT_ERR_PEER_LOST);
         return WEFT_SUCCESS;
     }
@@ -880,7 +914,8 @@ static weft_result_t sock_irecv(void *vctx, int peer, void *buf, size_t len, uin
             recv_bind(r, m);
             return WEFT_SUCCESS;
         }
-    if (peer != WEFT_TRANSPORT_ANY_PEER && ctx->peers[peer].lost) {
+    if (peer != WEFT_TRANSPORT_ANY_PEER &&
+        (ctx->peers[peer].lost || (ctx->peers[peer].departed && !ctx->peers[peer].in))) {
         req_complete(r, WEFT_ERR_PEER_LOST);
         return WEFT_SUCCESS;
     }
