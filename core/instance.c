@@ -222,35 +222,9 @@ static weft_result_t connect_peers(weft__instance_t *inst)
 
 /* ---------------------------------------------------- services for plugins */
 
-static void plugin_log(int level, const char *plugin, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (level < WEFT_TRANSPORT_LOG_WARN || level > WEFT_TRANSPORT_LOG_TRACE ||
-        !weft__log_enabled(level, WEFT__SUBSYS_TRANSPORT))
-        return;
-    va_start(ap, fmt);
-    weft__log_vwrite(level, WEFT__SUBSYS_TRANSPORT, plugin, fmt, ap);
-    va_end(ap);
-}
-
-static void plugin_set_error(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    weft__set_error_v(fmt, ap);
-    va_end(ap);
-}
-
 static const char *env_lookup(const char *name)
 {
     return getenv(name);
-}
-
-static const char *plugin_get_param(const char *name)
-{
-    return name ? getenv(name) : NULL;
 }
 
 static weft_result_t plugin_oob_put(void *core_ctx, const char *key, const void *val, size_t len)
@@ -348,14 +322,11 @@ WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *worl
     inst->size = params.size;
     inst->timeout_ms = params.timeout_ms;
     snprintf(inst->name, sizeof(inst->name), "%s", a.name ? a.name : "world");
-    inst->core.struct_size = sizeof(inst->core);
+    weft__transport_core_defaults(&inst->core);
     inst->core.rank = params.rank;
     inst->core.size = params.size;
     inst->core.job_id = inst->job_id;
     inst->core.master_addr = params.kind == WEFT__BOOT_TCP ? params.host : NULL;
-    inst->core.log = plugin_log;
-    inst->core.set_error = plugin_set_error;
-    inst->core.get_param = plugin_get_param;
     inst->core.oob_put = plugin_oob_put;
     inst->core.oob_get = plugin_oob_get;
     inst->core.core_ctx = inst;

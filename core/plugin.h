@@ -158,6 +158,10 @@ weft_result_t weft__plugins_load(const weft_transport_core_t *core, weft__plugin
  * lists candidates, dlopens and checks them, but initialises nothing
  * (state USABLE for those init would be tried on). */
 weft_result_t weft__plugins_scan(weft__plugin_set_t *set);
+/* Fills core's struct_size and its log, set_error and get_param services
+ * (plugin_services.c); the caller sets the rest. */
+void weft__transport_core_defaults(weft_transport_core_t *core);
+
 /* Finalises and dlcloses every loaded plugin in reverse load order, frees
  * candidates and folders, and leaves set zeroed (calling it again, or on a
  * zeroed set, does nothing). */

@@ -27,33 +27,6 @@
 
 /* ----------------------------------------------- a core of one rank */
 
-static void info_log(int level, const char *plugin, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (level < WEFT_TRANSPORT_LOG_WARN || level > WEFT_TRANSPORT_LOG_TRACE ||
-        !weft__log_enabled(level, WEFT__SUBSYS_TRANSPORT))
-        return;
-    va_start(ap, fmt);
-    weft__log_vwrite(level, WEFT__SUBSYS_TRANSPORT, plugin, fmt, ap);
-    va_end(ap);
-}
-
-/* The loader reads refusal reasons from weft_last_error(). */
-static void info_set_error(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    weft__set_error_v(fmt, ap);
-    va_end(ap);
-}
-
-static const char *info_get_param(const char *name)
-{
-    return name ? getenv(name) : NULL;
-}
-
 /* There is no job, so no rendezvous to exchange through; init must not
  * need one (the ABI makes it available from connect() on only). */
 static weft_result_t info_oob_put(void *core_ctx, const char *key, const void *val, size_t len)
@@ -69,19 +42,17 @@ static weft_result_t info_oob_get(void *core_ctx, const char *key, void *val, si
     return WEFT_ERR_UNSUPPORTED;
 }
 
-static const weft_transport_core_t info_core = {
-    .struct_size = sizeof(weft_transport_core_t),
-    .rank = 0,
-    .size = 1,
-    .job_id = "",
-    .master_addr = NULL,
-    .log = info_log,
-    .set_error = info_set_error,
-    .get_param = info_get_param,
-    .oob_put = info_oob_put,
-    .oob_get = info_oob_get,
-    .core_ctx = NULL,
-};
+/* A core of one rank with the library's own services. */
+static void info_core_init(weft_transport_core_t *core)
+{
+    memset(core, 0, sizeof(*core));
+    weft__transport_core_defaults(core);
+    core->rank = 0;
+    core->size = 1;
+    core->job_id = "";
+    core->oob_put = info_oob_put;
+    core->oob_get = info_oob_get;
+}
 
 /* ---------------------------------------------------------------- output */
 
@@ -238,6 +209,7 @@ int main(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     weft__plugin_set_t *set;
+    weft_transport_core_t core;
     int no_init = 0, usable = 0, opt;
     weft_result_t rc;
 
@@ -277,7 +249,8 @@ int main(int argc, char **argv)
     printf("weft %d.%d.%d\n\n", WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, WEFT_VERSION_PATCH);
     print_build();
     printf("\n");
-    rc = no_init ? weft__plugins_scan(set) : weft__plugins_load(&info_core, set);
+    info_core_init(&core);
+    rc = no_init ? weft__plugins_scan(set) : weft__plugins_load(&core, set);
     if (rc == WEFT_ERR_INVALID_ARG || rc == WEFT_ERR_NO_MEMORY) {
         fprintf(stderr, "%s: %s\n", argv[0], weft_last_error());
         weft__plugins_unload(set);

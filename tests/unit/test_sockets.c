@@ -72,7 +72,7 @@ static void progress_all(void)
 static weft_transport_completion_t wait_req(int r, void *req)
 {
     weft_transport_completion_t c;
-    int64_t deadline = now_ms() + 10000;
+    int64_t deadline = now_ms() + 30000;
     int done = 0;
 
     memset(&c, 0, sizeof(c));
@@ -80,7 +80,7 @@ static weft_transport_completion_t wait_req(int r, void *req)
         progress_all();
         assert_int_equal(T->test(ctx[r], req, &done, &c), WEFT_SUCCESS);
         if (!done && now_ms() > deadline)
-            fail_msg("request of rank %d did not complete", r);
+            fail_msg("request of rank %d did not complete within 30 s", r);
     }
     return c;
 }
