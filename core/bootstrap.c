@@ -155,7 +155,15 @@ weft_result_t weft__bootstrap_run(const weft__boot_params_t *params, const void 
         }
         rc = weft__store_connect(connect_host, port, token, params->timeout_ms, &b->store);
     } else {
+#ifdef WEFT_HAVE_PMIX
+        rc = weft__pmix_exchange(params, blob, len, b);
+        if (rc != WEFT_SUCCESS)
+            goto err;
+        *out = b;
+        return WEFT_SUCCESS;
+#else
         rc = weft__error(WEFT_ERR_UNSUPPORTED, "this weft was built without PMIx");
+#endif
     }
     if (rc != WEFT_SUCCESS)
         goto err;
@@ -204,6 +212,10 @@ void weft__bootstrap_finalize(weft__bootstrap_t *b)
         return;
     weft__store_close(b->store);
     weft__store_server_stop(b->server);
+#ifdef WEFT_HAVE_PMIX
+    if (b->params.kind == WEFT__BOOT_PMIX)
+        weft__pmix_release();
+#endif
     free(b->blobs);
     free(b->lens);
     free(b->offsets);

@@ -32,4 +32,13 @@ const void *weft__bootstrap_blob(const weft__bootstrap_t *b, int r, size_t *len)
 /* Closes the store connection (and the server when hosted) and frees b. */
 void weft__bootstrap_finalize(weft__bootstrap_t *b);
 
+/* PMIx (bootstrap_pmix.c, only in builds with PMIx). probe initialises
+ * PMIx once and gives this rank and the job size; exchange publishes blob
+ * and fills b's records and job id (b->store stays NULL: there is no weft
+ * store under PMIx); release drops the reference probe took. */
+weft_result_t weft__pmix_probe(int *rank, int *size);
+weft_result_t weft__pmix_exchange(const weft__boot_params_t *p, const void *blob, size_t len,
+                                  weft__bootstrap_t *b);
+void weft__pmix_release(void);
+
 #endif /* WEFT_CORE_BOOTSTRAP_H */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/bootstrap.h"
 #include "core/init_method.h"
 
 static weft_result_t parse_int(weft__getenv_fn env, const char *name, int min, int max,
@@ -217,6 +218,26 @@ weft_result_t weft__boot_params_resolve(const weft_init_attr_t *attr, weft__gete
             out->port = 20000 + (int)(strtoul(env("SLURM_JOB_ID"), NULL, 10) % 20000);
         if (rc == WEFT_SUCCESS)
             rc = take_ranks(env, "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", NULL, out);
+#ifdef WEFT_HAVE_PMIX
+    } else if (set(env, "PMIX_RANK") || set(env, "PMIX_NAMESPACE")) {
+        /* A PMIx launcher: PMIx itself knows rank and size (this starts
+         * the PMIx client; weft__bootstrap_finalize stops it). */
+        int r, n;
+
+        snprintf(out->source, sizeof(out->source), "PMIx");
+        out->kind = WEFT__BOOT_PMIX;
+        rc = weft__pmix_probe(&r, &n);
+        if (rc == WEFT_SUCCESS && ((out->rank >= 0 && out->rank != r) ||
+                                   (out->size >= 0 && out->size != n))) {
+            weft__pmix_release();
+            return weft__error(WEFT_ERR_INVALID_ARG, "attr says rank %d of %d, PMIx says "
+                               "rank %d of %d", out->rank, out->size, r, n);
+        }
+        out->rank = r;
+        out->size = n;
+        if (rc == WEFT_SUCCESS)
+            rc = parse_int(env, "OMPI_COMM_WORLD_LOCAL_RANK", 0, INT_MAX, &out->local_rank, 0);
+#endif
     } else if (set(env, "OMPI_COMM_WORLD_RANK") && set(env, "OMPI_COMM_WORLD_SIZE")) {
         snprintf(out->source, sizeof(out->source), "Open MPI");
         if (!set(env, "MASTER_ADDR"))

@@ -231,9 +231,9 @@ static weft_result_t plugin_oob_put(void *core_ctx, const char *key, const void 
 {
     weft__instance_t *inst = core_ctx;
 
-    if (!inst->boot)
+    if (!inst->boot || !inst->boot->store)
         return weft__error(WEFT_ERR_UNSUPPORTED, "out-of-band exchange is available from "
-                           "connect() on");
+                           "connect() on, through weft's store (not under PMIx yet)");
     return weft__store_set(inst->boot->store, key, val, len);
 }
 
@@ -242,9 +242,9 @@ static weft_result_t plugin_oob_get(void *core_ctx, const char *key, void *val, 
 {
     weft__instance_t *inst = core_ctx;
 
-    if (!inst->boot)
+    if (!inst->boot || !inst->boot->store)
         return weft__error(WEFT_ERR_UNSUPPORTED, "out-of-band exchange is available from "
-                           "connect() on");
+                           "connect() on, through weft's store (not under PMIx yet)");
     return weft__store_get(inst->boot->store, key, val, cap, len, timeout_ms);
 }
 

@@ -24,10 +24,13 @@ if [ "${WEFT_SKIP_APT:-0}" != 1 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     # Build tools, the core's dependency (hwloc), the headers of the optional
-    # transports (rdma-core), the unit test framework and the man page linter.
+    # transports (rdma-core), the PMIx client and a PMIx launcher (Open MPI's
+    # mpirun) for the PMIx bootstrap test, the unit test framework and the
+    # man page linter.
     apt-get install -y -qq --no-install-recommends \
         build-essential autoconf automake libtool pkg-config \
-        libhwloc-dev hwloc libibverbs-dev libcmocka-dev mandoc \
+        libhwloc-dev hwloc libibverbs-dev libpmix-dev libcmocka-dev mandoc \
+        openmpi-bin \
         iproute2 procps >/dev/null
 fi
 
