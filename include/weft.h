@@ -140,6 +140,15 @@ WEFT_API weft_result_t weft_comm_local_size(weft_comm_t comm, int *size);
 /* World rank of each member of comm: ranks must hold comm's size entries. */
 WEFT_API weft_result_t weft_comm_world_ranks(weft_comm_t comm, int *ranks);
 
+/* New communicators. Each is collective over comm: every member calls it,
+ * in the same order as the other collective calls on comm. Members whose
+ * color is WEFT_UNDEFINED (or who are not in the group) get *out = NULL. */
+WEFT_API weft_result_t weft_comm_split(weft_comm_t comm, int color, int key, weft_comm_t *out);
+WEFT_API weft_result_t weft_comm_create_group(weft_comm_t comm, int n, const int *ranks,
+                                              weft_comm_t *out);
+WEFT_API weft_result_t weft_comm_split_node(weft_comm_t comm, weft_comm_t *out);
+WEFT_API weft_result_t weft_comm_dup(weft_comm_t comm, weft_comm_t *out);
+
 /* ----------------------------------------------------------- point-to-point */
 
 typedef struct weft_status {

@@ -1,0 +1,224 @@
+/*
+ * mp_comm.c: communicator creation, started by weftrun through
+ * tests/mp/run.sh: `mp_comm SUBCOMMAND`. Expected groups are computed here
+ * from the rules of MPI_Comm_split and torch's new_group, independently of
+ * weft, and every new communicator carries traffic that checks its ranks.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/mp/mptest.h"
+
+/* Checks size, rank, world ranks of comm against the expected list, then
+ * passes a token around it: each rank adds its comm rank, and the status
+ * names the comm rank of the sender. */
+static void check_comm(weft_comm_t comm, int n, const int *expect_world, const char *what)
+{
+    int size = -1, rank = -1, token, want = 0, *got = mp_alloc((size_t)n * sizeof(int));
+    weft_status_t st;
+
+    MP_CHECK(weft_comm_size(comm, &size));
+    MP_CHECK(weft_comm_rank(comm, &rank));
+    MP_ASSERT(size == n, "%s: size %d, expected %d", what, size, n);
+    MP_CHECK(weft_comm_world_ranks(comm, got));
+    for (int i = 0; i < n; i++)
+        MP_ASSERT(got[i] == expect_world[i], "%s: member %d is world rank %d, expected %d",
+                  what, i, got[i], expect_world[i]);
+    MP_ASSERT(expect_world[rank] == mp_rank, "%s: this rank sits at %d", what, rank);
+    for (int i = 0; i < n; i++)
+        want += i;
+    if (n > 1) {
+        if (rank == 0) {
+            token = 0;
+            MP_CHECK(weft_send(&token, 1, WEFT_INT32, 1, 3, comm));
+            MP_CHECK(weft_recv(&token, 1, WEFT_INT32, WEFT_ANY_SOURCE, 3, comm, &st));
+            MP_ASSERT(st.source == n - 1, "%s: token came from %d", what, st.source);
+            MP_ASSERT(token == want, "%s: token %d, expected %d", what, token, want);
+        } else {
+            MP_CHECK(weft_recv(&token, 1, WEFT_INT32, rank - 1, 3, comm, &st));
+            MP_ASSERT(st.source == rank - 1, "%s: status source %d", what, st.source);
+            token += rank;
+            MP_CHECK(weft_send(&token, 1, WEFT_INT32, (rank + 1) % n, 3, comm));
+        }
+    }
+    free(got);
+}
+
+/* Odd/even split with reversed keys, WEFT_UNDEFINED for the last rank, and
+ * a nested split of the result. */
+static void sub_split(weft_comm_t world, int rank, int size)
+{
+    int *expect = mp_alloc((size_t)size * sizeof(int)), n = 0;
+    int color = rank == size - 1 && size > 2 ? WEFT_UNDEFINED : rank % 2;
+    weft_comm_t c = NULL, nested = NULL;
+
+    MP_CHECK(weft_comm_split(world, color, size - rank, &c));
+    if (color == WEFT_UNDEFINED) {
+        MP_ASSERT(c == NULL, "WEFT_UNDEFINED gave a communicator");
+    } else {
+        /* Members of my color, by key = size - rank: descending world rank. */
+        for (int r = size - 1; r >= 0; r--)
+            if (r % 2 == color && !(r == size - 1 && size > 2))
+                expect[n++] = r;
+        check_comm(c, n, expect, "odd/even split");
+        /* Nested: halves of it by comm rank, key = comm rank. */
+        {
+            int crank, csize, m = 0;
+            int *inner = mp_alloc((size_t)n * sizeof(int));
+
+            MP_CHECK(weft_comm_rank(c, &crank));
+            MP_CHECK(weft_comm_size(c, &csize));
+            MP_CHECK(weft_comm_split(c, crank < csize / 2, crank, &nested));
+            for (int i = 0; i < csize; i++)
+                if ((i < csize / 2) == (crank < csize / 2))
+                    inner[m++] = expect[i];
+            check_comm(nested, m, inner, "nested split");
+            MP_CHECK(weft_comm_destroy(nested));
+            free(inner);
+        }
+        MP_CHECK(weft_comm_destroy(c));
+    }
+    free(expect);
+}
+
+/* torch.distributed.new_group([size-1, 1, ...]): a non-contiguous list in
+ * its own order; non-members get NULL. */
+static void sub_group(weft_comm_t world, int rank, int size)
+{
+    int ranks[64], n = 0, member = 0;
+    weft_comm_t g = NULL;
+
+    for (int r = size - 1; r >= 0 && n < 64; r -= 2)
+        ranks[n++] = r;
+    for (int i = 0; i < n; i++)
+        member |= ranks[i] == rank;
+    MP_CHECK(weft_comm_create_group(world, n, ranks, &g));
+    if (!member) {
+        MP_ASSERT(g == NULL, "rank %d is not in the group but got a communicator", rank);
+        return;
+    }
+    check_comm(g, n, ranks, "create_group");
+    MP_CHECK(weft_comm_destroy(g));
+}
+
+/* A group list that differs between ranks fails on every rank. */
+static void sub_group_mismatch(weft_comm_t world, int rank, int size)
+{
+    int ranks[2] = { 0, rank == 0 ? 1 : size - 1 };
+    weft_comm_t g = NULL;
+    weft_result_t rc;
+
+    if (size < 3)
+        return;
+    rc = weft_comm_create_group(world, 2, ranks, &g);
+    MP_ASSERT(rc == WEFT_ERR_MISMATCH, "differing lists gave %s, expected WEFT_ERR_MISMATCH",
+              weft_strerror(rc));
+    MP_ASSERT(g == NULL, "a failed create_group wrote its output");
+}
+
+/* All ranks of a weftrun job share this node. */
+static void sub_node(weft_comm_t world, int rank, int size)
+{
+    int *expect = mp_alloc((size_t)size * sizeof(int)), lr = -1, ls = -1;
+    weft_comm_t node = NULL;
+
+    for (int r = 0; r < size; r++)
+        expect[r] = r;
+    MP_CHECK(weft_comm_split_node(world, &node));
+    check_comm(node, size, expect, "split_node");
+    MP_CHECK(weft_comm_local_rank(node, &lr));
+    MP_CHECK(weft_comm_local_size(node, &ls));
+    MP_ASSERT(lr == rank && ls == size, "local rank %d of %d", lr, ls);
+    MP_CHECK(weft_comm_destroy(node));
+    free(expect);
+}
+
+/* A duplicate is a separate matching context: the same tag on world and
+ * on the duplicate never match each other, in either order. */
+static void sub_dup(weft_comm_t world, int rank, int size)
+{
+    weft_comm_t d = NULL;
+    int *expect = mp_alloc((size_t)size * sizeof(int)), a = -1, b = -1;
+    weft_request_t ra = NULL, rb = NULL;
+
+    for (int r = 0; r < size; r++)
+        expect[r] = r;
+    MP_CHECK(weft_comm_dup(world, &d));
+    check_comm(d, size, expect, "dup");
+    if (size >= 2 && rank < 2) {
+        int peer = 1 - rank, one = 1, two = 2;
+
+        /* Receive on world first although the duplicate's message is sent
+         * first: each receive gets its own communicator's message. */
+        MP_CHECK(weft_irecv(&a, 1, WEFT_INT32, peer, 9, world, &ra));
+        MP_CHECK(weft_irecv(&b, 1, WEFT_INT32, WEFT_ANY_SOURCE, WEFT_ANY_TAG, d, &rb));
+        MP_CHECK(weft_send(&two, 1, WEFT_INT32, peer, 9, d));
+        MP_CHECK(weft_send(&one, 1, WEFT_INT32, peer, 9, world));
+        MP_CHECK(weft_wait(&ra, NULL));
+        MP_CHECK(weft_wait(&rb, NULL));
+        MP_ASSERT(a == 1 && b == 2, "world got %d, the duplicate got %d", a, b);
+    }
+    mp_barrier(d);
+    MP_CHECK(weft_comm_destroy(d));
+    free(expect);
+}
+
+static void sub_args(weft_comm_t world, int rank, int size)
+{
+    weft_comm_t out = (weft_comm_t)&out;
+    int bad[2] = { 0, 0 };
+
+    MP_ASSERT(weft_comm_split(world, -5, 0, &out) == WEFT_ERR_INVALID_ARG &&
+              mp_contains(weft_last_error(), "color"), "negative color accepted");
+    MP_ASSERT(weft_comm_split(NULL, 0, 0, &out) == WEFT_ERR_INVALID_ARG, "NULL comm accepted");
+    MP_ASSERT(weft_comm_dup(world, NULL) == WEFT_ERR_INVALID_ARG, "NULL out accepted");
+    MP_ASSERT(weft_comm_create_group(world, 0, bad, &out) == WEFT_ERR_INVALID_ARG, "n = 0");
+    if (size >= 2)
+        MP_ASSERT(weft_comm_create_group(world, 2, bad, &out) == WEFT_ERR_INVALID_ARG &&
+                  mp_contains(weft_last_error(), "twice"), "duplicate rank accepted");
+    bad[0] = size;
+    MP_ASSERT(weft_comm_create_group(world, 1, bad, &out) == WEFT_ERR_INVALID_ARG &&
+              mp_contains(weft_last_error(), "ranks[0]"), "out-of-range rank accepted");
+    MP_ASSERT(out == (weft_comm_t)&out, "a failed call wrote its output");
+    (void)rank;
+}
+
+static const struct {
+    const char *name;
+    void (*run)(weft_comm_t, int, int);
+} subs[] = {
+    { "split", sub_split }, { "group", sub_group }, { "mismatch", sub_group_mismatch },
+    { "node", sub_node },   { "dup", sub_dup },     { "args", sub_args },
+};
+
+int main(int argc, char **argv)
+{
+    weft_comm_t world = NULL;
+    double t0;
+    int ran = 0;
+
+    if (argc < 2) {
+        fprintf(stderr, "usage: mp_comm SUBCOMMAND... (split group mismatch node dup args)\n");
+        return 2;
+    }
+    MP_CHECK(weft_init(NULL, &world));
+    MP_CHECK(weft_comm_rank(world, &mp_rank));
+    MP_CHECK(weft_comm_size(world, &mp_size));
+    t0 = mp_now();
+    for (int a = 1; a < argc; a++)
+        for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
+            if (!strcmp(argv[a], subs[i].name)) {
+                subs[i].run(world, mp_rank, mp_size);
+                mp_barrier(world);
+                ran++;
+            }
+    MP_ASSERT(ran == argc - 1, "unknown subcommand among the arguments");
+    MP_CHECK(weft_comm_destroy(world));
+    if (mp_rank == 0)
+        mp_log("mp_comm: %d subcommands, %d ranks passed in %.2f s", ran, mp_size,
+               mp_now() - t0);
+    return 0;
+}
