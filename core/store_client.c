@@ -264,9 +264,20 @@ static weft_result_t join_timeout(weft__store_t *st, int rank, int size, int tim
     }
     weft__store_close(q);
     free(reply);
-    if (!present)
+    if (!present) {
+        /* The store went away while we asked: its host may have sent its
+         * verdict on the join connection meanwhile. */
+        uint32_t got = 0;
+
+        if (weft__frame_recv(st->fd, &got, &reply, &len, now_ms() + GRACE_MS) == WEFT_SUCCESS) {
+            rc = got == WEFT__FRAME_ERROR ? reply_error(reply, len) : WEFT_ERR_TIMEOUT;
+            free(reply);
+            if (got == WEFT__FRAME_ERROR)
+                return rc;
+        }
         return weft__error(WEFT_ERR_TIMEOUT, "rank %d: timed out after %d ms waiting for the "
                            "other ranks of %d to join", rank, timeout_ms, size);
+    }
     present[rank] = 1;
     missing_list(present, size, list, sizeof(list));
     free(present);

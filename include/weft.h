@@ -149,6 +149,28 @@ WEFT_API weft_result_t weft_comm_create_group(weft_comm_t comm, int n, const int
 WEFT_API weft_result_t weft_comm_split_node(weft_comm_t comm, weft_comm_t *out);
 WEFT_API weft_result_t weft_comm_dup(weft_comm_t comm, weft_comm_t *out);
 
+/* ------------------------------------------------------------- device mesh */
+
+/* The ranks of a communicator laid out row-major in an N-D shape (torch's
+ * init_device_mesh: rank r at the coordinates of r in
+ * arange(size).view(shape)), with this rank's communicator along each
+ * dimension. weft_mesh_create and weft_mesh_comm_dims are collective over
+ * the mesh's communicator; the communicators they give belong to the
+ * mesh and are destroyed with it. */
+typedef struct weft_mesh *weft_mesh_t;
+
+WEFT_API weft_result_t weft_mesh_create(weft_comm_t comm, int ndims, const int *shape,
+                                        const char *const *dim_names, weft_mesh_t *mesh);
+WEFT_API weft_result_t weft_mesh_comm(weft_mesh_t mesh, const char *dim_name,
+                                      weft_comm_t *comm);
+WEFT_API weft_result_t weft_mesh_comm_dim(weft_mesh_t mesh, int dim, weft_comm_t *comm);
+WEFT_API weft_result_t weft_mesh_comm_dims(weft_mesh_t mesh, int n,
+                                           const char *const *dim_names, weft_comm_t *comm);
+WEFT_API weft_result_t weft_mesh_ndims(weft_mesh_t mesh, int *n);
+WEFT_API weft_result_t weft_mesh_shape(weft_mesh_t mesh, int *shape);
+WEFT_API weft_result_t weft_mesh_coords(weft_mesh_t mesh, int *coords);
+WEFT_API weft_result_t weft_mesh_destroy(weft_mesh_t mesh);
+
 /* ----------------------------------------------------------- point-to-point */
 
 typedef struct weft_status {

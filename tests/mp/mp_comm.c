@@ -186,12 +186,92 @@ static void sub_args(weft_comm_t world, int rank, int size)
     (void)rank;
 }
 
+/* Device meshes: the groups of torch's init_device_mesh, written out. */
+static void sub_mesh(weft_comm_t world, int rank, int size)
+{
+    weft_mesh_t mesh = NULL;
+    weft_comm_t c = NULL;
+    int expect[8], shape[3], coords[3], nd = 0;
+
+    /* Any size: a 1-D mesh is the whole communicator. */
+    MP_CHECK(weft_mesh_create(world, 1, &size, NULL, &mesh));
+    MP_CHECK(weft_mesh_comm(mesh, "dim0", &c));
+    for (int r = 0; r < size && r < 8; r++)
+        expect[r] = r;
+    if (size <= 8)
+        check_comm(c, size, expect, "1-D mesh");
+    MP_CHECK(weft_mesh_destroy(mesh));
+
+    if (size == 6) {
+        int s23[2] = { 2, 3 };
+
+        MP_CHECK(weft_mesh_create(world, 2, s23, NULL, &mesh));
+        MP_CHECK(weft_mesh_ndims(mesh, &nd));
+        MP_CHECK(weft_mesh_shape(mesh, shape));
+        MP_CHECK(weft_mesh_coords(mesh, coords));
+        MP_ASSERT(nd == 2 && shape[0] == 2 && shape[1] == 3, "2x3 mesh shape");
+        MP_ASSERT(coords[0] == rank / 3 && coords[1] == rank % 3, "2x3 coords (%d, %d)",
+                  coords[0], coords[1]);
+        /* dim 0: the columns {c, c+3}; dim 1: the rows. */
+        expect[0] = rank % 3;
+        expect[1] = rank % 3 + 3;
+        MP_CHECK(weft_mesh_comm_dim(mesh, 0, &c));
+        check_comm(c, 2, expect, "2x3 mesh, dim 0");
+        for (int i = 0; i < 3; i++)
+            expect[i] = 3 * (rank / 3) + i;
+        MP_CHECK(weft_mesh_comm_dim(mesh, 1, &c));
+        check_comm(c, 3, expect, "2x3 mesh, dim 1");
+        MP_CHECK(weft_mesh_destroy(mesh));
+    }
+    if (size == 8) {
+        int s222[3] = { 2, 2, 2 }, dp = rank / 4, pp = (rank / 2) % 2, tp = rank % 2;
+        const char *names[3] = { "dp", "pp", "tp" }, *flat[2] = { "dp", "tp" };
+
+        MP_CHECK(weft_mesh_create(world, 3, s222, names, &mesh));
+        MP_CHECK(weft_mesh_coords(mesh, coords));
+        MP_ASSERT(coords[0] == dp && coords[1] == pp && coords[2] == tp, "2x2x2 coords");
+        expect[0] = 2 * pp + tp;
+        expect[1] = 4 + 2 * pp + tp;
+        MP_CHECK(weft_mesh_comm(mesh, "dp", &c));
+        check_comm(c, 2, expect, "dp");
+        expect[0] = 4 * dp + tp;
+        expect[1] = 4 * dp + 2 + tp;
+        MP_CHECK(weft_mesh_comm(mesh, "pp", &c));
+        check_comm(c, 2, expect, "pp");
+        expect[0] = rank - tp;
+        expect[1] = rank - tp + 1;
+        MP_CHECK(weft_mesh_comm(mesh, "tp", &c));
+        check_comm(c, 2, expect, "tp");
+        /* dp and tp flattened, row-major in (dp, tp). */
+        expect[0] = 2 * pp;
+        expect[1] = 2 * pp + 1;
+        expect[2] = 4 + 2 * pp;
+        expect[3] = 5 + 2 * pp;
+        MP_CHECK(weft_mesh_comm_dims(mesh, 2, flat, &c));
+        check_comm(c, 4, expect, "dp x tp flattened");
+        MP_ASSERT(weft_mesh_comm(mesh, "ep", &c) == WEFT_ERR_INVALID_ARG &&
+                  mp_contains(weft_last_error(), "ep"), "unknown dimension name accepted");
+        MP_CHECK(weft_mesh_destroy(mesh));
+    }
+    {
+        int bad[2] = { size + 1, 1 };
+        const char *twice[2] = { "x", "x" };
+        int ok2[2] = { size, 1 };
+
+        MP_ASSERT(weft_mesh_create(world, 2, bad, NULL, &mesh) == WEFT_ERR_INVALID_ARG &&
+                  mp_contains(weft_last_error(), "shape"), "a shape of the wrong size accepted");
+        MP_ASSERT(weft_mesh_create(world, 2, ok2, twice, &mesh) == WEFT_ERR_INVALID_ARG &&
+                  mp_contains(weft_last_error(), "dim_names"), "duplicate names accepted");
+    }
+}
+
 static const struct {
     const char *name;
     void (*run)(weft_comm_t, int, int);
 } subs[] = {
     { "split", sub_split }, { "group", sub_group }, { "mismatch", sub_group_mismatch },
     { "node", sub_node },   { "dup", sub_dup },     { "args", sub_args },
+    { "mesh", sub_mesh },
 };
 
 int main(int argc, char **argv)
