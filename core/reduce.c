@@ -102,41 +102,26 @@ uint16_t weft__float_to_bf16(float f)
 #define MAX2(a, b) ((b) > (a) ? (b) : (a))
 
 /* Floating MIN/MAX: NaN wins, -0 orders below +0. */
-static inline double fmin_nan(double a, double b)
-{
-    if (isnan(a) || isnan(b))
-        return a + b;
-    if (a == b)
-        return signbit(a) ? a : b;
-    return a < b ? a : b;
-}
+#define DEFINE_FMINMAX(T, min_name, max_name)                                      \
+    static inline T min_name(T a, T b)                                             \
+    {                                                                              \
+        if (isnan(a) || isnan(b))                                                  \
+            return a + b;                                                          \
+        if (a == b)                                                                \
+            return signbit(a) ? a : b;                                             \
+        return a < b ? a : b;                                                      \
+    }                                                                              \
+    static inline T max_name(T a, T b)                                             \
+    {                                                                              \
+        if (isnan(a) || isnan(b))                                                  \
+            return a + b;                                                          \
+        if (a == b)                                                                \
+            return signbit(a) ? b : a;                                             \
+        return a > b ? a : b;                                                      \
+    }
 
-static inline double fmax_nan(double a, double b)
-{
-    if (isnan(a) || isnan(b))
-        return a + b;
-    if (a == b)
-        return signbit(a) ? b : a;
-    return a > b ? a : b;
-}
-
-static inline float fminf_nan(float a, float b)
-{
-    if (isnan(a) || isnan(b))
-        return a + b;
-    if (a == b)
-        return signbit(a) ? a : b;
-    return a < b ? a : b;
-}
-
-static inline float fmaxf_nan(float a, float b)
-{
-    if (isnan(a) || isnan(b))
-        return a + b;
-    if (a == b)
-        return signbit(a) ? b : a;
-    return a > b ? a : b;
-}
+DEFINE_FMINMAX(double, fmin_nan, fmax_nan)
+DEFINE_FMINMAX(float, fminf_nan, fmaxf_nan)
 
 /* One loop per (type, operator): the aligned version over typed pointers,
  * the unaligned one through memcpy. */
