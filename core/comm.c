@@ -61,6 +61,12 @@ weft_result_t weft__comm_create(weft__instance_t *inst, int n, const int *world_
         }
     }
     comm->magic = WEFT__COMM_MAGIC;
+    comm->internal = malloc(sizeof(*comm->internal));
+    if (!comm->internal)
+        goto err_free;
+    *comm->internal = *comm;
+    comm->internal->context_id = context_id + 1;
+    comm->internal->internal = NULL;
     pthread_mutex_lock(&inst->lock);
     inst->refs++;
     pthread_mutex_unlock(&inst->lock);
@@ -102,6 +108,8 @@ static void comm_fail_active(weft_comm_t comm, weft_result_t rc)
 void weft__comm_free(weft_comm_t comm)
 {
     weft__instance_t *inst = comm->inst;
+    weft_comm_t internal = comm->internal;
+
 
     /* Requests the user still holds become invalid with the communicator;
      * those not complete were cancelled by the caller. */
@@ -109,6 +117,14 @@ void weft__comm_free(weft_comm_t comm)
         struct weft_request *req = comm->active;
 
         weft__request_free(req);
+    }
+    /* Collectives freed their rounds above; what is left on the internal
+     * context belongs to nobody else. */
+    if (internal) {
+        while (internal->active)
+            weft__request_free(internal->active);
+        internal->magic = 0;
+        free(internal);
     }
     comm->magic = 0;
     free(comm->world_ranks);
@@ -125,6 +141,8 @@ WEFT_API weft_result_t weft_comm_destroy(weft_comm_t comm)
         return rc;
     if (comm->active)
         comm_fail_active(comm, WEFT_ERR_ABORTED);
+    if (comm->internal && comm->internal->active)
+        comm_fail_active(comm->internal, WEFT_ERR_ABORTED);
     weft__comm_free(comm);
     return WEFT_SUCCESS;
 }
@@ -139,6 +157,11 @@ WEFT_API weft_result_t weft_comm_abort(weft_comm_t comm)
     comm->aborted = 1;
     for (struct weft_request *req = comm->active; req; req = req->next_active)
         weft__request_cancel(req, WEFT_ERR_ABORTED);
+    if (comm->internal) {
+        comm->internal->aborted = 1;
+        for (struct weft_request *req = comm->internal->active; req; req = req->next_active)
+            weft__request_cancel(req, WEFT_ERR_ABORTED);
+    }
     /* Peers learn of it when their connections to this rank drop: on the
      * world communicator the job is over for this rank. */
     if (comm->is_world) {

@@ -38,6 +38,11 @@ struct weft_comm {
     struct weft__subop *pending_head, *pending_tail;
     /* Requests with operations in flight, so abort/destroy can fail them. */
     struct weft_request *active;
+    /* The same group on the internal context (context_id + 1), through
+     * which collectives and communicator creation talk; it shares the rank
+     * tables and is freed with this communicator. NULL on itself. */
+    struct weft_comm *internal;
+    uint32_t coll_seq;               /* collectives started on this comm */
 };
 
 /* Tag encoding of the transport ABI. */

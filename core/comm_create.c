@@ -48,15 +48,7 @@ static weft_result_t allgather_records(weft_comm_t comm, const struct member_inf
     all[me] = *mine;
     if (n == 1)
         return WEFT_SUCCESS;
-    /* The same group on the internal context: a shallow copy that only
-     * changes the context id and has its own request lists. */
-    internal = malloc(sizeof(*internal));
-    if (!internal)
-        return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate the exchange");
-    *internal = *comm;
-    internal->context_id = comm->context_id + 1;
-    internal->active = NULL;
-    internal->pending_head = internal->pending_tail = NULL;
+    internal = comm->internal;
     for (int step = 0; step < n - 1 && rc == WEFT_SUCCESS; step++) {
         int send_block = (me - step + n) % n, recv_block = (me - step - 1 + n) % n;
         weft_request_t req = NULL;
@@ -69,14 +61,13 @@ static weft_result_t allgather_records(weft_comm_t comm, const struct member_inf
         if (rc == WEFT_SUCCESS)
             rc = weft_wait(&req, NULL);
         if (req) {
-            /* Timed out with operations still in flight on `all` and on
-             * the copy: both must outlive them, so both are let go. */
+            /* Timed out with operations still in flight on `all`: it must
+             * outlive them, so it is let go. */
             weft__request_cancel(req, WEFT_ERR_TIMEOUT);
             weft_request_free(&req);
             return rc;
         }
     }
-    free(internal);
     return rc;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/coll.h"
 #include "core/comm.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -198,6 +199,11 @@ weft_result_t weft__request_poll(struct weft_request *req, int *done)
     weft_comm_t comm = req->comm;
     int ndone = 0;
 
+    if (req->coll) {
+        weft__coll_poll(req->coll, done);
+        req->result = req->coll->result;
+        return WEFT_SUCCESS;
+    }
     if (comm && comm->pending_head)
         comm_advance_pending(comm);
     req->result = WEFT_SUCCESS;
@@ -219,6 +225,14 @@ weft_result_t weft__request_poll(struct weft_request *req, int *done)
 
 void weft__request_cancel(struct weft_request *req, weft_result_t rc)
 {
+    if (req->coll) {
+        /* The round in flight is cancelled; no further round starts. */
+        if (req->coll->result == WEFT_SUCCESS)
+            req->coll->result = rc;
+        if (req->coll->inner)
+            weft__request_cancel(req->coll->inner, rc);
+        return;
+    }
     for (int i = 0; i < req->nsub; i++) {
         weft__subop_t *sub = &req->subs[i];
 
@@ -302,6 +316,8 @@ void weft__request_free(struct weft_request *req)
         if (req->next_active)
             req->next_active->prev_active = req->prev_active;
     }
+    if (req->coll)
+        weft__coll_free(req->coll);
     if (req->subs != &req->sub_inline)
         free(req->subs);
     free(req);

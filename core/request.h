@@ -51,6 +51,7 @@ struct weft_request {
     struct weft_request *next_detached;
     weft__subop_t *subs;
     weft__subop_t sub_inline;     /* storage when nsub == 1 */
+    struct weft__coll *coll;      /* a collective: its progress instead of subs */
 };
 
 weft_result_t weft__request_create(weft_comm_t comm, int nsub, struct weft_request **out);

@@ -214,6 +214,24 @@ WEFT_API weft_result_t weft_waitall(int n, weft_request_t *reqs, weft_status_t *
  * background (a send's buffer must stay valid until then). */
 WEFT_API weft_result_t weft_request_free(weft_request_t *req);
 
+/* -------------------------------------------------------------- collectives */
+
+/* Every member of comm calls the same collectives in the same order. The
+ * weft_i* forms start the operation and return a request (weft_wait); the
+ * buffers belong to the operation until it completes. sendbuf ==
+ * WEFT_IN_PLACE, or sendbuf == recvbuf, reduces in place. */
+WEFT_API weft_result_t weft_barrier(weft_comm_t comm);
+WEFT_API weft_result_t weft_ibarrier(weft_comm_t comm, weft_request_t *req);
+WEFT_API weft_result_t weft_broadcast(void *buf, size_t count, weft_dtype_t dt, int root,
+                                      weft_comm_t comm);
+WEFT_API weft_result_t weft_ibroadcast(void *buf, size_t count, weft_dtype_t dt, int root,
+                                       weft_comm_t comm, weft_request_t *req);
+WEFT_API weft_result_t weft_allreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                      weft_dtype_t dt, weft_op_t op, weft_comm_t comm);
+WEFT_API weft_result_t weft_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                       weft_dtype_t dt, weft_op_t op, weft_comm_t comm,
+                                       weft_request_t *req);
+
 #ifdef __cplusplus
 }
 #endif

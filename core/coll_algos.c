@@ -1,0 +1,165 @@
+/*
+ * coll_algos.c: collective algorithms as round-by-round steps (coll.h).
+ * Each works for any number of ranks, powers of two or not.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/coll.h"
+#include "core/error.h"
+#include "core/reduce.h"
+
+/* ---------------------------------------------------- dissemination barrier */
+
+/* Round k: tell rank + 2^k, hear from rank - 2^k; after ceil(log2 n)
+ * rounds every rank has heard, transitively, from every other. */
+static weft_result_t barrier_step(weft__coll_t *c, int *done)
+{
+    int n = c->comm->size, me = c->comm->rank, dist = 1 << c->round;
+    weft_p2p_op_t ops[2];
+
+    if (dist >= n) {
+        *done = 1;
+        return WEFT_SUCCESS;
+    }
+    ops[0] = (weft_p2p_op_t){ WEFT_P2P_SEND, NULL, 0, WEFT_UINT8, (me + dist) % n, 0 };
+    ops[1] = (weft_p2p_op_t){ WEFT_P2P_RECV, NULL, 0, WEFT_UINT8, (me - dist + n) % n, 0 };
+    return weft__coll_post(c, 2, ops);
+}
+
+void weft__barrier_dissemination(weft__coll_t *c)
+{
+    c->step = barrier_step;
+}
+
+/* ---------------------------------------------------- binomial broadcast */
+
+/* Ranks relative to the root (vr): vr receives from vr minus its lowest set
+ * bit, then sends to vr + m for every power of two m below that bit (the
+ * root: below the smallest power of two >= n), largest subtree first. */
+static weft_result_t bcast_step(weft__coll_t *c, int *done)
+{
+    int n = c->comm->size, root = c->root, vr = (c->comm->rank - root + n) % n;
+    size_t bytes = c->count * c->esize;
+    weft_p2p_op_t ops[32];
+    int nops = 0, low;
+
+    if (c->phase == 0) {
+        c->phase = 1;
+        if (vr != 0 && bytes > 0) {
+            ops[0] = (weft_p2p_op_t){ WEFT_P2P_RECV, c->recvbuf, bytes, WEFT_UINT8,
+                                      ((vr - (vr & -vr)) + root) % n, 0 };
+            return weft__coll_post(c, 1, ops);
+        }
+    }
+    if (c->phase == 1) {
+        c->phase = 2;
+        if (vr) {
+            low = vr & -vr;
+        } else {
+            low = 1;
+            while (low < n)
+                low <<= 1;
+        }
+        for (int m = low >> 1; m > 0 && bytes > 0; m >>= 1)
+            if (vr + m < n)
+                ops[nops++] = (weft_p2p_op_t){ WEFT_P2P_SEND, c->recvbuf, bytes, WEFT_UINT8,
+                                               (vr + m + root) % n, 0 };
+        if (nops)
+            return weft__coll_post(c, nops, ops);
+    }
+    *done = 1;
+    return WEFT_SUCCESS;
+}
+
+void weft__bcast_binomial(weft__coll_t *c)
+{
+    c->step = bcast_step;
+}
+
+/* ---------------------------------------------------- ring allreduce */
+
+/* Reduce-scatter then allgather around the ring, n - 1 rounds each, on n
+ * blocks of (nearly) equal size: every rank sends and receives
+ * 2 (n - 1) / n of the buffer, the bandwidth optimum. */
+
+static size_t block_bytes(const weft__coll_t *c, int b)
+{
+    return (c->offs[b + 1] - c->offs[b]) * c->esize;
+}
+
+static char *block(const weft__coll_t *c, int b)
+{
+    return (char *)c->recvbuf + c->offs[b] * c->esize;
+}
+
+static weft_result_t ring_round(weft__coll_t *c, int send_block, int recv_block, void *recv_to)
+{
+    int n = c->comm->size, me = c->comm->rank;
+    weft_p2p_op_t ops[2];
+
+    ops[0] = (weft_p2p_op_t){ WEFT_P2P_SEND, block(c, send_block), block_bytes(c, send_block),
+                              WEFT_UINT8, (me + 1) % n, 0 };
+    ops[1] = (weft_p2p_op_t){ WEFT_P2P_RECV, recv_to, block_bytes(c, recv_block), WEFT_UINT8,
+                              (me - 1 + n) % n, 0 };
+    return weft__coll_post(c, 2, ops);
+}
+
+static weft_result_t allreduce_step(weft__coll_t *c, int *done)
+{
+    int n = c->comm->size, me = c->comm->rank, k = c->phase;
+
+    if (k == 0) {
+        size_t largest = 0;
+
+        if (c->sendbuf != WEFT_IN_PLACE && c->sendbuf != c->recvbuf)
+            memcpy(c->recvbuf, c->sendbuf, c->count * c->esize);
+        if (n == 1) {
+            *done = 1;
+            return WEFT_SUCCESS;
+        }
+        c->offs = malloc((size_t)(n + 1) * sizeof(*c->offs));
+        if (!c->offs)
+            return weft__error(WEFT_ERR_NO_MEMORY, "allreduce: out of memory");
+        for (int b = 0; b <= n; b++)
+            c->offs[b] = c->count / (size_t)n * (size_t)b + ((size_t)b < c->count % (size_t)n
+                         ? (size_t)b : c->count % (size_t)n);
+        for (int b = 0; b < n; b++)
+            if (block_bytes(c, b) > largest)
+                largest = block_bytes(c, b);
+        c->tmp = malloc(largest ? largest : 1);
+        if (!c->tmp)
+            return weft__error(WEFT_ERR_NO_MEMORY, "allreduce: out of memory");
+        c->phase = 1;
+        return ring_round(c, me, (me - 1 + n) % n, c->tmp);
+    }
+    if (k <= n - 1) {
+        /* Reduce-scatter round k - 1 arrived: fold it into its block. */
+        int q = (me - k + 2 * n) % n;
+
+        weft__reduce(block(c, q), block(c, q), c->tmp, block_bytes(c, q) / c->esize, c->dt,
+                     c->op);
+        c->phase++;
+        if (k < n - 1)
+            return ring_round(c, q, (me - k - 1 + 2 * n) % n, c->tmp);
+        /* This rank now holds block me + 1 reduced over every rank. */
+        if (c->op == WEFT_AVG)
+            weft__reduce_avg_finish(block(c, (me + 1) % n), block_bytes(c, (me + 1) % n) /
+                                    c->esize, c->dt, n);
+        return ring_round(c, (me + 1) % n, me, block(c, me));
+    }
+    k -= n - 1; /* allgather rounds done */
+    if (k < n - 1) {
+        c->phase++;
+        return ring_round(c, (me + 1 - k + n) % n, (me - k + n) % n, block(c, (me - k + n) % n));
+    }
+    *done = 1;
+    return WEFT_SUCCESS;
+}
+
+void weft__allreduce_ring(weft__coll_t *c)
+{
+    c->step = allreduce_step;
+}

@@ -1,0 +1,228 @@
+/*
+ * mp_coll.c: barrier, broadcast and allreduce against references computed
+ * here, independently of weft: every rank regenerates every rank's input
+ * from its seed and reduces them serially. Inputs are small integers, so
+ * every dtype represents every partial result exactly and floating-point
+ * results are compared bit for bit, whatever order the algorithm combines
+ * them in. Started by weftrun through tests/mp/run.sh: `mp_coll`.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/mp/mptest.h"
+
+static const char *const dt_names[WEFT_DTYPE_COUNT] = {
+    "int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "bfloat16", "float32",
+    "float64"
+};
+static const char *const op_names[8] = { "sum", "prod", "min", "max", "avg", "band", "bor",
+                                         "bxor" };
+
+static int is_float(int dt)
+{
+    return dt >= WEFT_FLOAT16;
+}
+
+static uint16_t to_bf16(float f)
+{
+    uint32_t u;
+
+    memcpy(&u, &f, 4);
+    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest, ties to even */
+    return (uint16_t)(u >> 16);
+}
+
+/* Stores x, already a value of the type's range, as dt. */
+static void store(void *p, int dt, double x)
+{
+    switch (dt) {
+    case WEFT_INT8: { int8_t v = (int8_t)(int64_t)x; memcpy(p, &v, 1); break; }
+    case WEFT_UINT8: { uint8_t v = (uint8_t)(int64_t)x; memcpy(p, &v, 1); break; }
+    case WEFT_INT32: { int32_t v = (int32_t)x; memcpy(p, &v, 4); break; }
+    case WEFT_UINT32: { uint32_t v = (uint32_t)x; memcpy(p, &v, 4); break; }
+    case WEFT_INT64: { int64_t v = (int64_t)x; memcpy(p, &v, 8); break; }
+    case WEFT_UINT64: { uint64_t v = (uint64_t)x; memcpy(p, &v, 8); break; }
+    case WEFT_FLOAT16: { _Float16 v = (_Float16)(float)x; memcpy(p, &v, 2); break; }
+    case WEFT_BFLOAT16: { uint16_t v = to_bf16((float)x); memcpy(p, &v, 2); break; }
+    case WEFT_FLOAT32: { float v = (float)x; memcpy(p, &v, 4); break; }
+    case WEFT_FLOAT64: memcpy(p, &x, 8); break;
+    }
+}
+
+/* Rank r's element i for op: ranges keep every result exact. */
+static int64_t input(int op, int r, size_t i)
+{
+    switch (op) {
+    case WEFT_PROD: return 1 + (int64_t)((r + i) % 2);
+    case WEFT_MIN: case WEFT_MAX: return (int64_t)((r * 13 + i * 7) % 11);
+    case WEFT_BAND: case WEFT_BOR: case WEFT_BXOR: return (int64_t)((r * 37 + i * 11) & 0x7f);
+    default: return (int64_t)((r * 7 + i * 3) % 5);
+    }
+}
+
+static void expected(void *p, int dt, int op, int n, size_t i)
+{
+    int64_t acc = input(op, 0, i);
+
+    for (int r = 1; r < n; r++) {
+        int64_t v = input(op, r, i);
+
+        switch (op) {
+        case WEFT_SUM: case WEFT_AVG: acc += v; break;
+        case WEFT_PROD: acc *= v; break;
+        case WEFT_MIN: acc = v < acc ? v : acc; break;
+        case WEFT_MAX: acc = v > acc ? v : acc; break;
+        case WEFT_BAND: acc &= v; break;
+        case WEFT_BOR: acc |= v; break;
+        case WEFT_BXOR: acc ^= v; break;
+        }
+    }
+    if (op == WEFT_AVG && !is_float(dt)) {
+        store(p, dt, (double)(acc / n)); /* truncation toward zero */
+    } else if (op == WEFT_AVG) {
+        /* The sum is exact in dt; the division rounds once, in float32 for
+         * the half types. */
+        if (dt == WEFT_FLOAT64)
+            store(p, dt, (double)acc / n);
+        else
+            store(p, dt, (double)((float)acc / (float)n));
+    } else {
+        store(p, dt, (double)acc);
+    }
+}
+
+static void check_allreduce(weft_comm_t world, int dt, int op, size_t count, int in_place)
+{
+    size_t es;
+    char *in, *out, *want;
+
+    MP_CHECK(weft_dtype_size((weft_dtype_t)dt, &es));
+    in = mp_alloc(count * es + 1);
+    out = mp_alloc(count * es + 1);
+    want = mp_alloc(es);
+    for (size_t i = 0; i < count; i++)
+        store(in + i * es, dt, (double)input(op, mp_rank, i));
+    if (in_place) {
+        memcpy(out, in, count * es);
+        MP_CHECK(weft_allreduce(WEFT_IN_PLACE, out, count, (weft_dtype_t)dt, (weft_op_t)op,
+                                world));
+    } else {
+        memset(out, 0xa5, count * es);
+        MP_CHECK(weft_allreduce(in, out, count, (weft_dtype_t)dt, (weft_op_t)op, world));
+    }
+    for (size_t i = 0; i < count; i++) {
+        expected(want, dt, op, mp_size, i);
+        MP_ASSERT(!memcmp(out + i * es, want, es), "allreduce %s %s count %zu%s: element %zu "
+                  "differs from the serial reference", dt_names[dt], op_names[op], count,
+                  in_place ? " in place" : "", i);
+    }
+    free(in);
+    free(out);
+    free(want);
+}
+
+static void sub_allreduce(weft_comm_t world)
+{
+    static const size_t counts[] = { 0, 1, 7, 1031 };
+    int cases = 0;
+
+    for (int dt = 0; dt < WEFT_DTYPE_COUNT; dt++)
+        for (int op = 0; op < 8; op++) {
+            if (is_float(dt) && op >= WEFT_BAND) {
+                char x[8] = { 0 }, y[8];
+
+                MP_ASSERT(weft_allreduce(x, y, 1, (weft_dtype_t)dt, (weft_op_t)op, world) ==
+                          WEFT_ERR_INVALID_ARG, "bitwise %s on %s accepted", op_names[op],
+                          dt_names[dt]);
+                continue;
+            }
+            for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+                for (int ip = 0; ip < 2; ip++, cases++)
+                    check_allreduce(world, dt, op, counts[c], ip);
+        }
+    /* A large one, in chunks of the ring, and the nonblocking form
+     * overlapped with a broadcast. */
+    check_allreduce(world, WEFT_FLOAT32, WEFT_SUM, (size_t)1 << 20, 0);
+    {
+        int64_t a[3] = { mp_rank, 1, -mp_rank }, b[3];
+        int v = mp_rank == 0 ? 77 : 0;
+        weft_request_t r1 = NULL, r2 = NULL;
+
+        MP_CHECK(weft_iallreduce(a, b, 3, WEFT_INT64, WEFT_SUM, world, &r1));
+        MP_CHECK(weft_ibroadcast(&v, 1, WEFT_INT32, 0, world, &r2));
+        MP_CHECK(weft_wait(&r2, NULL));
+        MP_CHECK(weft_wait(&r1, NULL));
+        MP_ASSERT(b[0] == (int64_t)mp_size * (mp_size - 1) / 2 && b[1] == mp_size &&
+                  b[2] == -b[0] && v == 77, "overlapped iallreduce/ibroadcast");
+    }
+    if (mp_rank == 0)
+        mp_log("allreduce: %d cases (dtype x op x count x in-place) matched", cases + 2);
+}
+
+static void sub_broadcast(weft_comm_t world)
+{
+    static const size_t counts[] = { 0, 1, 7, 1031, 1u << 20 };
+
+    for (int root = 0; root < mp_size; root++)
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+            size_t bytes = counts[c] * sizeof(double);
+            double *buf = mp_alloc(bytes + sizeof(double));
+
+            if (mp_rank == root)
+                mp_fill(buf, bytes, (uint64_t)root * 1000 + c);
+            else
+                memset(buf, 0, bytes);
+            MP_CHECK(weft_broadcast(buf, counts[c], WEFT_FLOAT64, root, world));
+            MP_CHECK_PATTERN(buf, bytes, (uint64_t)root * 1000 + c, "broadcast");
+            free(buf);
+        }
+    MP_ASSERT(weft_broadcast(NULL, 1, WEFT_INT32, 0, world) == WEFT_ERR_INVALID_ARG,
+              "NULL buffer accepted");
+    MP_ASSERT(weft_broadcast(&mp_rank, 1, WEFT_INT32, mp_size, world) == WEFT_ERR_INVALID_ARG &&
+              mp_contains(weft_last_error(), "root"), "root out of range accepted");
+}
+
+/* Nobody leaves the barrier before the last rank entered it. */
+static void sub_barrier(weft_comm_t world)
+{
+    for (int late = 0; late < mp_size && late < 3; late++) {
+        double entered = 0, left;
+
+        if (mp_rank == late) {
+            mp_sleep_us(200000);
+            entered = mp_now();
+        }
+        MP_CHECK(weft_barrier(world));
+        left = mp_now();
+        /* Tell everyone when the late rank entered (one clock: one host). */
+        MP_CHECK(weft_broadcast(&entered, 1, WEFT_FLOAT64, late, world));
+        MP_ASSERT(left >= entered, "rank %d left the barrier %.3f s before rank %d entered it",
+                  mp_rank, entered - left, late);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    weft_comm_t world = NULL;
+    double t0;
+
+    (void)argc;
+    (void)argv;
+    MP_CHECK(weft_init(NULL, &world));
+    MP_CHECK(weft_comm_rank(world, &mp_rank));
+    MP_CHECK(weft_comm_size(world, &mp_size));
+    t0 = mp_now();
+    sub_barrier(world);
+    sub_broadcast(world);
+    sub_allreduce(world);
+    MP_CHECK(weft_comm_destroy(world));
+    if (mp_rank == 0)
+        mp_log("mp_coll: barrier, broadcast, allreduce at %d ranks passed in %.2f s", mp_size,
+               mp_now() - t0);
+    return 0;
+}
