@@ -39,7 +39,12 @@ WEFT_API const char *weft_last_error(void)
 
 void weft__set_error_v(const char *fmt, va_list ap)
 {
-    vsnprintf(last_error, sizeof(last_error), fmt, ap);
+    char text[WEFT_ERROR_TEXT_MAX];
+
+    /* Through a copy: callers wrap the current text in a longer one by
+     * passing weft__get_error() as an argument. */
+    vsnprintf(text, sizeof(text), fmt, ap);
+    memcpy(last_error, text, sizeof(last_error));
 }
 
 void weft__set_error(const char *fmt, ...)
