@@ -35,8 +35,8 @@ weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops)
 
 weft_result_t weft__coll_poll(weft__coll_t *c, int *done)
 {
-    *done = 0;
-    for (;;) {
+    *done = c->finished;
+    while (!c->finished) {
         if (c->inner) {
             int inner_done = 0;
 
@@ -48,22 +48,21 @@ weft_result_t weft__coll_poll(weft__coll_t *c, int *done)
             weft__request_free(c->inner);
             c->inner = NULL;
         }
-        if (c->result != WEFT_SUCCESS) {
+        if (c->result == WEFT_SUCCESS) {
+            weft_result_t rc = c->step(c, done);
+
+            if (rc != WEFT_SUCCESS)
+                c->result = rc;
+        }
+        if (c->result != WEFT_SUCCESS || *done) {
+            c->finished = 1;
             *done = 1;
             return WEFT_SUCCESS;
         }
-        {
-            weft_result_t rc = c->step(c, done);
-
-            if (rc != WEFT_SUCCESS) {
-                c->result = rc;
-                *done = 1;
-                return WEFT_SUCCESS;
-            }
-        }
-        if (*done || !c->inner)
+        if (!c->inner)
             return WEFT_SUCCESS;
     }
+    return WEFT_SUCCESS;
 }
 
 void weft__coll_free(weft__coll_t *c)

@@ -36,6 +36,7 @@ typedef struct weft__coll {
     uint32_t seq;                /* the collective's number on comm */
     struct weft_request *inner;  /* the current round's batch, or NULL */
     weft_result_t result;
+    int finished;                /* the step said done: never step again */
     /* Arguments and working state of the algorithm. */
     const void *sendbuf;
     void *recvbuf;
@@ -60,5 +61,7 @@ weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft_request_t
 void weft__barrier_dissemination(weft__coll_t *c);
 void weft__bcast_binomial(weft__coll_t *c);
 void weft__allreduce_ring(weft__coll_t *c);
+void weft__reduce_binomial(weft__coll_t *c);
+void weft__allgather_ring(weft__coll_t *c);
 
 #endif /* WEFT_CORE_COLL_H */

@@ -163,3 +163,104 @@ void weft__allreduce_ring(weft__coll_t *c)
 {
     c->step = allreduce_step;
 }
+
+/* ---------------------------------------------------- binomial-tree reduce */
+
+/* The broadcast tree run backwards: vr receives the partial results of its
+ * children (vr + m for each power of two m below its lowest set bit),
+ * folds each into its accumulator, and sends that to its parent. The
+ * accumulator is recvbuf at the root and a scratch buffer elsewhere. */
+static weft_result_t reduce_step(weft__coll_t *c, int *done)
+{
+    int n = c->comm->size, root = c->root, vr = (c->comm->rank - root + n) % n;
+    size_t bytes = c->count * c->esize;
+    char *acc, *in;
+    weft_p2p_op_t op;
+    int low = 1;
+
+    if (c->phase < 0) { /* the send to the parent finished */
+        *done = 1;
+        return WEFT_SUCCESS;
+    }
+    if (vr) {
+        low = vr & -vr;
+    } else {
+        while (low < n)
+            low <<= 1;
+    }
+    if (c->phase == 0) {
+        if (bytes == 0) {
+            *done = 1;
+            return WEFT_SUCCESS;
+        }
+        c->tmp = malloc(vr == 0 ? bytes : 2 * bytes);
+        if (!c->tmp)
+            return weft__error(WEFT_ERR_NO_MEMORY, "reduce: out of memory");
+    }
+    acc = vr == 0 ? c->recvbuf : c->tmp;
+    in = vr == 0 ? c->tmp : (char *)c->tmp + bytes;
+    if (c->phase == 0) {
+        if (c->sendbuf != WEFT_IN_PLACE && c->sendbuf != acc)
+            memcpy(acc, c->sendbuf, bytes);
+    } else {
+        weft__reduce(acc, acc, in, c->count, c->dt, c->op); /* a child arrived */
+    }
+    /* Next child: vr + 2^phase, for the powers of two below low. */
+    for (;;) {
+        int m = 1 << c->phase;
+
+        c->phase++;
+        if (m >= low)
+            break;
+        if (vr + m < n) {
+            op = (weft_p2p_op_t){ WEFT_P2P_RECV, in, bytes, WEFT_UINT8, (vr + m + root) % n, 0 };
+            return weft__coll_post(c, 1, &op);
+        }
+    }
+    if (vr) {
+        c->phase = -1;
+        op = (weft_p2p_op_t){ WEFT_P2P_SEND, acc, bytes, WEFT_UINT8, (vr - low + root) % n, 0 };
+        return weft__coll_post(c, 1, &op);
+    }
+    if (c->op == WEFT_AVG)
+        weft__reduce_avg_finish(acc, c->count, c->dt, n);
+    *done = 1;
+    return WEFT_SUCCESS;
+}
+
+void weft__reduce_binomial(weft__coll_t *c)
+{
+    c->step = reduce_step;
+}
+
+/* ---------------------------------------------------- ring allgather */
+
+/* Round k: pass on the block received in round k - 1 (first: our own). */
+static weft_result_t allgather_step(weft__coll_t *c, int *done)
+{
+    int n = c->comm->size, me = c->comm->rank, k = c->phase;
+    size_t bytes = c->count * c->esize;
+    char *rb = c->recvbuf;
+    weft_p2p_op_t ops[2];
+
+    /* In place (WEFT_IN_PLACE or sendbuf == recvbuf): this rank's block is
+     * already where it belongs. */
+    if (k == 0 && c->sendbuf != WEFT_IN_PLACE && c->sendbuf != c->recvbuf &&
+        c->sendbuf != rb + (size_t)me * bytes)
+        memcpy(rb + (size_t)me * bytes, c->sendbuf, bytes);
+    if (k == n - 1) {
+        *done = 1;
+        return WEFT_SUCCESS;
+    }
+    c->phase++;
+    ops[0] = (weft_p2p_op_t){ WEFT_P2P_SEND, rb + (size_t)((me - k + n) % n) * bytes, bytes,
+                              WEFT_UINT8, (me + 1) % n, 0 };
+    ops[1] = (weft_p2p_op_t){ WEFT_P2P_RECV, rb + (size_t)((me - k - 1 + n) % n) * bytes, bytes,
+                              WEFT_UINT8, (me - 1 + n) % n, 0 };
+    return weft__coll_post(c, 2, ops);
+}
+
+void weft__allgather_ring(weft__coll_t *c)
+{
+    c->step = allgather_step;
+}

@@ -155,3 +155,87 @@ WEFT_API weft_result_t weft_allreduce(const void *sendbuf, void *recvbuf, size_t
 
     return run_blocking(weft_iallreduce(sendbuf, recvbuf, count, dt, op, comm, &req), &req);
 }
+
+WEFT_API weft_result_t weft_ireduce(const void *sendbuf, void *recvbuf, size_t count,
+                                    weft_dtype_t dt, weft_op_t op, int root, weft_comm_t comm,
+                                    weft_request_t *req)
+{
+    weft_result_t rc = check_comm(comm, "weft_ireduce");
+    weft__coll_t *c;
+    size_t esize;
+
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    if (!req)
+        return weft__error(WEFT_ERR_INVALID_ARG, "weft_ireduce: req is NULL");
+    if (root < 0 || root >= comm->size)
+        return weft__error(WEFT_ERR_INVALID_ARG, "weft_ireduce: root %d is not a rank of the "
+                           "communicator (size %d)", root, comm->size);
+    /* recvbuf matters at the root, and wherever it holds the input. */
+    if (sendbuf == WEFT_IN_PLACE || comm->rank == root)
+        rc = check_data("weft_ireduce", "recvbuf", recvbuf, count, dt, &esize);
+    if (rc == WEFT_SUCCESS && sendbuf != WEFT_IN_PLACE)
+        rc = check_data("weft_ireduce", "sendbuf", sendbuf, count, dt, &esize);
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    rc = weft__reduce_check(dt, op);
+    if (rc != WEFT_SUCCESS)
+        return weft__error(rc, "weft_ireduce: %s", weft__get_error());
+    if (!(c = coll_new()))
+        return WEFT_ERR_NO_MEMORY;
+    c->sendbuf = sendbuf == WEFT_IN_PLACE ? recvbuf : sendbuf;
+    c->recvbuf = recvbuf;
+    c->count = count;
+    c->esize = esize;
+    c->dt = dt;
+    c->op = op;
+    c->root = root;
+    weft__reduce_binomial(c);
+    return weft__coll_start(comm, c, req);
+}
+
+WEFT_API weft_result_t weft_reduce(const void *sendbuf, void *recvbuf, size_t count,
+                                   weft_dtype_t dt, weft_op_t op, int root, weft_comm_t comm)
+{
+    weft_request_t req = NULL;
+
+    return run_blocking(weft_ireduce(sendbuf, recvbuf, count, dt, op, root, comm, &req), &req);
+}
+
+WEFT_API weft_result_t weft_iallgather(const void *sendbuf, void *recvbuf, size_t count,
+                                       weft_dtype_t dt, weft_comm_t comm, weft_request_t *req)
+{
+    weft_result_t rc = check_comm(comm, "weft_iallgather");
+    weft__coll_t *c;
+    size_t esize;
+
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    if (!req)
+        return weft__error(WEFT_ERR_INVALID_ARG, "weft_iallgather: req is NULL");
+    rc = check_data("weft_iallgather", "sendbuf", sendbuf, count, dt, &esize);
+    if (rc == WEFT_SUCCESS)
+        rc = check_data("weft_iallgather", "recvbuf", recvbuf, count, dt, &esize);
+    if (rc == WEFT_SUCCESS && count > SIZE_MAX / esize / (size_t)comm->size)
+        rc = weft__error(WEFT_ERR_INVALID_ARG, "weft_iallgather: count %zu times %d ranks "
+                         "overflows", count, comm->size);
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    if (!(c = coll_new()))
+        return WEFT_ERR_NO_MEMORY;
+    c->sendbuf = sendbuf;
+    c->recvbuf = recvbuf;
+    c->count = count;
+    c->esize = esize;
+    c->dt = dt;
+    weft__allgather_ring(c);
+    return weft__coll_start(comm, c, req);
+}
+
+WEFT_API weft_result_t weft_allgather(const void *sendbuf, void *recvbuf, size_t count,
+                                      weft_dtype_t dt, weft_comm_t comm)
+{
+    weft_request_t req = NULL;
+
+    return run_blocking(weft_iallgather(sendbuf, recvbuf, count, dt, comm, &req), &req);
+}

@@ -231,6 +231,18 @@ WEFT_API weft_result_t weft_allreduce(const void *sendbuf, void *recvbuf, size_t
 WEFT_API weft_result_t weft_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
                                        weft_dtype_t dt, weft_op_t op, weft_comm_t comm,
                                        weft_request_t *req);
+/* recvbuf matters only at root; WEFT_IN_PLACE takes each rank's input
+ * from its recvbuf. */
+WEFT_API weft_result_t weft_reduce(const void *sendbuf, void *recvbuf, size_t count,
+                                   weft_dtype_t dt, weft_op_t op, int root, weft_comm_t comm);
+WEFT_API weft_result_t weft_ireduce(const void *sendbuf, void *recvbuf, size_t count,
+                                    weft_dtype_t dt, weft_op_t op, int root, weft_comm_t comm,
+                                    weft_request_t *req);
+/* recvbuf holds size x count elements, rank i's at i * count. */
+WEFT_API weft_result_t weft_allgather(const void *sendbuf, void *recvbuf, size_t count,
+                                      weft_dtype_t dt, weft_comm_t comm);
+WEFT_API weft_result_t weft_iallgather(const void *sendbuf, void *recvbuf, size_t count,
+                                       weft_dtype_t dt, weft_comm_t comm, weft_request_t *req);
 
 #ifdef __cplusplus
 }

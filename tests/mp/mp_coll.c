@@ -187,6 +187,83 @@ static void sub_broadcast(weft_comm_t world)
               mp_contains(weft_last_error(), "root"), "root out of range accepted");
 }
 
+static void sub_reduce(weft_comm_t world)
+{
+    static const struct { int dt, op; } pairs[] = {
+        { WEFT_INT32, WEFT_SUM }, { WEFT_FLOAT32, WEFT_MAX }, { WEFT_BFLOAT16, WEFT_AVG },
+        { WEFT_UINT8, WEFT_BXOR }, { WEFT_INT64, WEFT_PROD }, { WEFT_FLOAT16, WEFT_SUM },
+    };
+    static const size_t counts[] = { 0, 1, 7, 1031 };
+    int cases = 0;
+
+    for (int root = 0; root < mp_size; root++)
+        for (size_t p = 0; p < sizeof(pairs) / sizeof(pairs[0]); p++)
+            for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+                for (int ip = 0; ip < 2; ip++, cases++) {
+                    int dt = pairs[p].dt, op = pairs[p].op;
+                    size_t es, n = counts[c];
+                    char *in, *out, *want;
+
+                    MP_CHECK(weft_dtype_size((weft_dtype_t)dt, &es));
+                    in = mp_alloc(n * es + 1);
+                    out = mp_alloc(n * es + 1);
+                    want = mp_alloc(es);
+                    for (size_t i = 0; i < n; i++)
+                        store(in + i * es, dt, (double)input(op, mp_rank, i));
+                    if (ip) {
+                        memcpy(out, in, n * es);
+                        MP_CHECK(weft_reduce(WEFT_IN_PLACE, out, n, (weft_dtype_t)dt,
+                                             (weft_op_t)op, root, world));
+                    } else {
+                        /* Only the root needs a receive buffer. */
+                        MP_CHECK(weft_reduce(in, mp_rank == root ? out : NULL, n,
+                                             (weft_dtype_t)dt, (weft_op_t)op, root, world));
+                    }
+                    for (size_t i = 0; mp_rank == root && i < n; i++) {
+                        expected(want, dt, op, mp_size, i);
+                        MP_ASSERT(!memcmp(out + i * es, want, es), "reduce %s %s to %d count "
+                                  "%zu%s: element %zu differs", dt_names[dt], op_names[op],
+                                  root, n, ip ? " in place" : "", i);
+                    }
+                    free(in);
+                    free(out);
+                    free(want);
+                }
+    if (mp_rank == 0)
+        mp_log("reduce: %d cases (root x dtype/op x count x in-place) matched", cases);
+}
+
+static void sub_allgather(weft_comm_t world)
+{
+    static const size_t counts[] = { 0, 1, 7, 1031 };
+
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+        for (int mode = 0; mode < 3; mode++) {
+            size_t n = counts[c], total = n * (size_t)mp_size;
+            int32_t *mine = mp_alloc(n * 4 + 4), *all = mp_alloc(total * 4 + 4);
+
+            for (size_t i = 0; i < n; i++)
+                mine[i] = mp_rank * 100000 + (int32_t)i;
+            for (size_t i = 0; i < total; i++)
+                all[i] = -1;
+            if (mode == 0) {
+                MP_CHECK(weft_allgather(mine, all, n, WEFT_INT32, world));
+            } else {
+                /* In place, both spellings: this rank's block is already there. */
+                memcpy(all + (size_t)mp_rank * n, mine, n * 4);
+                MP_CHECK(weft_allgather(mode == 1 ? WEFT_IN_PLACE : (void *)all, all, n,
+                                        WEFT_INT32, world));
+            }
+            for (int r = 0; r < mp_size; r++)
+                for (size_t i = 0; i < n; i++)
+                    MP_ASSERT(all[(size_t)r * n + i] == r * 100000 + (int32_t)i,
+                              "allgather count %zu mode %d: block %d element %zu is %d", n,
+                              mode, r, i, all[(size_t)r * n + i]);
+            free(mine);
+            free(all);
+        }
+}
+
 /* Nobody leaves the barrier before the last rank entered it. */
 static void sub_barrier(weft_comm_t world)
 {
@@ -220,9 +297,12 @@ int main(int argc, char **argv)
     sub_barrier(world);
     sub_broadcast(world);
     sub_allreduce(world);
+    sub_reduce(world);
+    sub_allgather(world);
     MP_CHECK(weft_comm_destroy(world));
     if (mp_rank == 0)
-        mp_log("mp_coll: barrier, broadcast, allreduce at %d ranks passed in %.2f s", mp_size,
+        mp_log("mp_coll: barrier, broadcast, allreduce, reduce, allgather at %d ranks passed "
+               "in %.2f s", mp_size,
                mp_now() - t0);
     return 0;
 }
