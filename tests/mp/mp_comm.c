@@ -88,7 +88,7 @@ static void sub_split(weft_comm_t world, int rank, int size)
  * its own order; non-members get NULL. */
 static void sub_group(weft_comm_t world, int rank, int size)
 {
-    int ranks[64], n = 0, member = 0;
+    int ranks[64] = { 0 }, n = 0, member = 0;
     weft_comm_t g = NULL;
 
     for (int r = size - 1; r >= 0 && n < 64; r -= 2)
