@@ -10,6 +10,10 @@
  *
  * Thread safety: a server handle belongs to the thread that started it; a
  * client handle may be used from several threads (calls are serialised).
+ *
+ * A get or barrier that times out is withdrawn at the store, so the
+ * connection stays usable; a connection that failed is reopened by the
+ * next call.
  */
 #ifndef WEFT_CORE_STORE_H
 #define WEFT_CORE_STORE_H
@@ -21,6 +25,7 @@
 #define WEFT__JOB_ID_MAX 40   /* bytes of a job id, with its terminating NUL */
 #define WEFT__STORE_KEY_MAX 256
 #define WEFT__STORE_VALUE_MAX (1u << 20)
+#define WEFT__STORE_MAX_RANKS (1 << 20) /* the largest world the store serves */
 
 typedef struct weft__store_server weft__store_server_t;
 typedef struct weft__store weft__store_t;
@@ -48,8 +53,8 @@ weft_result_t weft__store_connect(const char *host, int port, const char *token,
  * malloc'd buffer holding them back to back, *lens a malloc'd array of size
  * lengths (free both). job_id receives the job's id.
  *   WEFT_ERR_TIMEOUT: not all arrived in time; the message names the ranks
- *     that never arrived (asked from the server) or says the server itself
- *     was unreachable.
+ *     that never arrived (asked from the server; a rank that came and gave
+ *     up is not among them) or says the server itself was unreachable.
  *   WEFT_ERR_BOOTSTRAP: a rank with another world size or a duplicate rank
  *     number joined; every rank waiting in join gets it, with a message
  *     naming the offending rank, host and pid. */
@@ -57,11 +62,16 @@ weft_result_t weft__store_join(weft__store_t *st, int rank, int size, const void
                                size_t len, int timeout_ms, char job_id[WEFT__JOB_ID_MAX],
                                void **blobs, size_t **lens);
 
-/* Key-value access. get blocks until the key exists or timeout_ms passes. */
+/* Key-value access. get blocks until the key exists or timeout_ms passes
+ * (WEFT_ERR_TIMEOUT naming the key; WEFT_ERR_TRUNCATED when the value
+ * exceeds cap). Keys are shorter than WEFT__STORE_KEY_MAX, values at most
+ * WEFT__STORE_VALUE_MAX bytes (else WEFT_ERR_INVALID_ARG). */
 weft_result_t weft__store_set(weft__store_t *st, const char *key, const void *val, size_t len);
 weft_result_t weft__store_get(weft__store_t *st, const char *key, void *val, size_t cap,
                               size_t *len, int timeout_ms);
-/* Returns once n clients entered the barrier called name. */
+/* Returns once n clients entered the barrier called name (the name can
+ * be used again afterwards). WEFT_ERR_MISMATCH when another client waits
+ * there for a different n. */
 weft_result_t weft__store_barrier(weft__store_t *st, const char *name, int n, int timeout_ms);
 /* How long a join that timed out still listens for the store's own verdict
  * (the store's host tells waiting ranks who is missing when it gives up);
