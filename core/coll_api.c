@@ -36,12 +36,40 @@ static weft_result_t check_data(const char *fn, const char *name, const void *bu
     return WEFT_SUCCESS;
 }
 
-static weft__coll_t *coll_new(void)
+/* Checks that every collective makes: a live communicator and a request. */
+static weft_result_t check_call(weft_comm_t comm, const char *fn, const weft_request_t *req)
+{
+    weft_result_t rc = check_comm(comm, fn);
+
+    if (rc == WEFT_SUCCESS && !req)
+        rc = weft__error(WEFT_ERR_INVALID_ARG, "%s: req is NULL", fn);
+    return rc;
+}
+
+static weft_result_t check_op(const char *fn, weft_dtype_t dt, weft_op_t op)
+{
+    weft_result_t rc = weft__reduce_check(dt, op);
+
+    return rc == WEFT_SUCCESS ? rc : weft__error(rc, "%s: %s", fn, weft__get_error());
+}
+
+/* A collective with its arguments filled in (NULL: out of memory). */
+static weft__coll_t *coll_new(const void *sendbuf, void *recvbuf, size_t count, size_t esize,
+                              weft_dtype_t dt, weft_op_t op, int root)
 {
     weft__coll_t *c = calloc(1, sizeof(*c));
 
-    if (!c)
+    if (!c) {
         weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate a collective");
+        return NULL;
+    }
+    c->sendbuf = sendbuf;
+    c->recvbuf = recvbuf;
+    c->count = count;
+    c->esize = esize;
+    c->dt = dt;
+    c->op = op;
+    c->root = root;
     return c;
 }
 
@@ -60,14 +88,12 @@ static weft_result_t run_blocking(weft_result_t rc, weft_request_t *req)
 
 WEFT_API weft_result_t weft_ibarrier(weft_comm_t comm, weft_request_t *req)
 {
-    weft_result_t rc = check_comm(comm, "weft_ibarrier");
+    weft_result_t rc = check_call(comm, "weft_ibarrier", req);
     weft__coll_t *c;
 
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (!req)
-        return weft__error(WEFT_ERR_INVALID_ARG, "weft_ibarrier: req is NULL");
-    if (!(c = coll_new()))
+    if (!(c = coll_new(NULL, NULL, 0, 0, WEFT_UINT8, WEFT_SUM, 0)))
         return WEFT_ERR_NO_MEMORY;
     weft__barrier_dissemination(c);
     return weft__coll_start(comm, c, req);
@@ -80,30 +106,29 @@ WEFT_API weft_result_t weft_barrier(weft_comm_t comm)
     return run_blocking(weft_ibarrier(comm, &req), &req);
 }
 
+static weft_result_t check_root(const char *fn, int root, weft_comm_t comm)
+{
+    if (root < 0 || root >= comm->size)
+        return weft__error(WEFT_ERR_INVALID_ARG, "%s: root %d is not a rank of the "
+                           "communicator (size %d)", fn, root, comm->size);
+    return WEFT_SUCCESS;
+}
+
 WEFT_API weft_result_t weft_ibroadcast(void *buf, size_t count, weft_dtype_t dt, int root,
                                        weft_comm_t comm, weft_request_t *req)
 {
-    weft_result_t rc = check_comm(comm, "weft_ibroadcast");
+    weft_result_t rc = check_call(comm, "weft_ibroadcast", req);
     weft__coll_t *c;
-    size_t esize;
+    size_t esize = 0;
 
+    if (rc == WEFT_SUCCESS)
+        rc = check_data("weft_ibroadcast", "buf", buf, count, dt, &esize);
+    if (rc == WEFT_SUCCESS)
+        rc = check_root("weft_ibroadcast", root, comm);
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (!req)
-        return weft__error(WEFT_ERR_INVALID_ARG, "weft_ibroadcast: req is NULL");
-    rc = check_data("weft_ibroadcast", "buf", buf, count, dt, &esize);
-    if (rc != WEFT_SUCCESS)
-        return rc;
-    if (root < 0 || root >= comm->size)
-        return weft__error(WEFT_ERR_INVALID_ARG, "weft_ibroadcast: root %d is not a rank of "
-                           "the communicator (size %d)", root, comm->size);
-    if (!(c = coll_new()))
+    if (!(c = coll_new(NULL, buf, count, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
-    c->recvbuf = buf;
-    c->count = count;
-    c->esize = esize;
-    c->dt = dt;
-    c->root = root;
     weft__bcast_binomial(c);
     return weft__coll_start(comm, c, req);
 }
@@ -120,30 +145,20 @@ WEFT_API weft_result_t weft_iallreduce(const void *sendbuf, void *recvbuf, size_
                                        weft_dtype_t dt, weft_op_t op, weft_comm_t comm,
                                        weft_request_t *req)
 {
-    weft_result_t rc = check_comm(comm, "weft_iallreduce");
+    weft_result_t rc = check_call(comm, "weft_iallreduce", req);
     weft__coll_t *c;
-    size_t esize;
+    size_t esize = 0;
 
-    if (rc != WEFT_SUCCESS)
-        return rc;
-    if (!req)
-        return weft__error(WEFT_ERR_INVALID_ARG, "weft_iallreduce: req is NULL");
-    rc = check_data("weft_iallreduce", "recvbuf", recvbuf, count, dt, &esize);
+    if (rc == WEFT_SUCCESS)
+        rc = check_data("weft_iallreduce", "recvbuf", recvbuf, count, dt, &esize);
     if (rc == WEFT_SUCCESS)
         rc = check_data("weft_iallreduce", "sendbuf", sendbuf, count, dt, &esize);
+    if (rc == WEFT_SUCCESS)
+        rc = check_op("weft_iallreduce", dt, op);
     if (rc != WEFT_SUCCESS)
         return rc;
-    rc = weft__reduce_check(dt, op);
-    if (rc != WEFT_SUCCESS)
-        return weft__error(rc, "weft_iallreduce: %s", weft__get_error());
-    if (!(c = coll_new()))
+    if (!(c = coll_new(sendbuf, recvbuf, count, esize, dt, op, 0)))
         return WEFT_ERR_NO_MEMORY;
-    c->sendbuf = sendbuf;
-    c->recvbuf = recvbuf;
-    c->count = count;
-    c->esize = esize;
-    c->dt = dt;
-    c->op = op;
     weft__allreduce_ring(c);
     return weft__coll_start(comm, c, req);
 }
@@ -160,36 +175,24 @@ WEFT_API weft_result_t weft_ireduce(const void *sendbuf, void *recvbuf, size_t c
                                     weft_dtype_t dt, weft_op_t op, int root, weft_comm_t comm,
                                     weft_request_t *req)
 {
-    weft_result_t rc = check_comm(comm, "weft_ireduce");
+    weft_result_t rc = check_call(comm, "weft_ireduce", req);
     weft__coll_t *c;
-    size_t esize;
+    size_t esize = 0;
 
-    if (rc != WEFT_SUCCESS)
-        return rc;
-    if (!req)
-        return weft__error(WEFT_ERR_INVALID_ARG, "weft_ireduce: req is NULL");
-    if (root < 0 || root >= comm->size)
-        return weft__error(WEFT_ERR_INVALID_ARG, "weft_ireduce: root %d is not a rank of the "
-                           "communicator (size %d)", root, comm->size);
+    if (rc == WEFT_SUCCESS)
+        rc = check_root("weft_ireduce", root, comm);
     /* recvbuf matters at the root, and wherever it holds the input. */
-    if (sendbuf == WEFT_IN_PLACE || comm->rank == root)
+    if (rc == WEFT_SUCCESS && (sendbuf == WEFT_IN_PLACE || comm->rank == root))
         rc = check_data("weft_ireduce", "recvbuf", recvbuf, count, dt, &esize);
     if (rc == WEFT_SUCCESS && sendbuf != WEFT_IN_PLACE)
         rc = check_data("weft_ireduce", "sendbuf", sendbuf, count, dt, &esize);
+    if (rc == WEFT_SUCCESS)
+        rc = check_op("weft_ireduce", dt, op);
     if (rc != WEFT_SUCCESS)
         return rc;
-    rc = weft__reduce_check(dt, op);
-    if (rc != WEFT_SUCCESS)
-        return weft__error(rc, "weft_ireduce: %s", weft__get_error());
-    if (!(c = coll_new()))
+    if (!(c = coll_new(sendbuf == WEFT_IN_PLACE ? recvbuf : sendbuf, recvbuf, count, esize, dt,
+                       op, root)))
         return WEFT_ERR_NO_MEMORY;
-    c->sendbuf = sendbuf == WEFT_IN_PLACE ? recvbuf : sendbuf;
-    c->recvbuf = recvbuf;
-    c->count = count;
-    c->esize = esize;
-    c->dt = dt;
-    c->op = op;
-    c->root = root;
     weft__reduce_binomial(c);
     return weft__coll_start(comm, c, req);
 }
@@ -205,15 +208,12 @@ WEFT_API weft_result_t weft_reduce(const void *sendbuf, void *recvbuf, size_t co
 WEFT_API weft_result_t weft_iallgather(const void *sendbuf, void *recvbuf, size_t count,
                                        weft_dtype_t dt, weft_comm_t comm, weft_request_t *req)
 {
-    weft_result_t rc = check_comm(comm, "weft_iallgather");
+    weft_result_t rc = check_call(comm, "weft_iallgather", req);
     weft__coll_t *c;
-    size_t esize;
+    size_t esize = 0;
 
-    if (rc != WEFT_SUCCESS)
-        return rc;
-    if (!req)
-        return weft__error(WEFT_ERR_INVALID_ARG, "weft_iallgather: req is NULL");
-    rc = check_data("weft_iallgather", "sendbuf", sendbuf, count, dt, &esize);
+    if (rc == WEFT_SUCCESS)
+        rc = check_data("weft_iallgather", "sendbuf", sendbuf, count, dt, &esize);
     if (rc == WEFT_SUCCESS)
         rc = check_data("weft_iallgather", "recvbuf", recvbuf, count, dt, &esize);
     if (rc == WEFT_SUCCESS && count > SIZE_MAX / esize / (size_t)comm->size)
@@ -221,13 +221,8 @@ WEFT_API weft_result_t weft_iallgather(const void *sendbuf, void *recvbuf, size_
                          "overflows", count, comm->size);
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (!(c = coll_new()))
+    if (!(c = coll_new(sendbuf, recvbuf, count, esize, dt, WEFT_SUM, 0)))
         return WEFT_ERR_NO_MEMORY;
-    c->sendbuf = sendbuf;
-    c->recvbuf = recvbuf;
-    c->count = count;
-    c->esize = esize;
-    c->dt = dt;
     weft__allgather_ring(c);
     return weft__coll_start(comm, c, req);
 }
