@@ -91,6 +91,17 @@ typedef enum weft_op {
     WEFT_BXOR = 7
 } weft_op_t;
 
+/* PREMUL_SUM (torch): an operator that sums scalar * x_r over the ranks'
+ * inputs x_r. scalar is one element of dt; the operator may be used with dt
+ * only, and stays valid until weft_op_free. */
+WEFT_API weft_result_t weft_op_create_premul_sum(const void *scalar, weft_dtype_t dt,
+                                                 weft_op_t *op);
+WEFT_API weft_result_t weft_op_free(weft_op_t op);
+
+/* Frees memory that weft allocated for the caller (weft_broadcast_bytes,
+ * weft_allgather_bytes). NULL is ignored. */
+WEFT_API void weft_free(void *ptr);
+
 /* ------------------------------------------------------------ communicators */
 
 typedef struct weft_comm *weft_comm_t;
@@ -243,6 +254,147 @@ WEFT_API weft_result_t weft_allgather(const void *sendbuf, void *recvbuf, size_t
                                       weft_dtype_t dt, weft_comm_t comm);
 WEFT_API weft_result_t weft_iallgather(const void *sendbuf, void *recvbuf, size_t count,
                                        weft_dtype_t dt, weft_comm_t comm, weft_request_t *req);
+
+/* count elements per rank; at root, rank i's block lands at i * count.
+ * WEFT_IN_PLACE as sendbuf at root: its block is already in recvbuf. */
+WEFT_API weft_result_t weft_gather(const void *sendbuf, void *recvbuf, size_t count,
+                                   weft_dtype_t dt, int root, weft_comm_t comm);
+WEFT_API weft_result_t weft_igather(const void *sendbuf, void *recvbuf, size_t count,
+                                    weft_dtype_t dt, int root, weft_comm_t comm,
+                                    weft_request_t *req);
+/* recvcounts and displs (elements, size entries) matter only at root. */
+WEFT_API weft_result_t weft_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                                    const size_t *recvcounts, const size_t *displs,
+                                    weft_dtype_t dt, int root, weft_comm_t comm);
+WEFT_API weft_result_t weft_igatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                                     const size_t *recvcounts, const size_t *displs,
+                                     weft_dtype_t dt, int root, weft_comm_t comm,
+                                     weft_request_t *req);
+/* Rank i receives block i (count elements at i * count) of root's sendbuf.
+ * WEFT_IN_PLACE as recvbuf at root: root's block stays in sendbuf. */
+WEFT_API weft_result_t weft_scatter(const void *sendbuf, void *recvbuf, size_t count,
+                                    weft_dtype_t dt, int root, weft_comm_t comm);
+WEFT_API weft_result_t weft_iscatter(const void *sendbuf, void *recvbuf, size_t count,
+                                     weft_dtype_t dt, int root, weft_comm_t comm,
+                                     weft_request_t *req);
+WEFT_API weft_result_t weft_scatterv(const void *sendbuf, const size_t *sendcounts,
+                                     const size_t *displs, void *recvbuf, size_t recvcount,
+                                     weft_dtype_t dt, int root, weft_comm_t comm);
+WEFT_API weft_result_t weft_iscatterv(const void *sendbuf, const size_t *sendcounts,
+                                      const size_t *displs, void *recvbuf, size_t recvcount,
+                                      weft_dtype_t dt, int root, weft_comm_t comm,
+                                      weft_request_t *req);
+WEFT_API weft_result_t weft_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                                       const size_t *recvcounts, const size_t *displs,
+                                       weft_dtype_t dt, weft_comm_t comm);
+WEFT_API weft_result_t weft_iallgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                                        const size_t *recvcounts, const size_t *displs,
+                                        weft_dtype_t dt, weft_comm_t comm,
+                                        weft_request_t *req);
+/* sendbuf holds size x recvcount elements; rank i receives block i reduced
+ * over all ranks. In place: the input is recvbuf, the result its first
+ * recvcount elements. */
+WEFT_API weft_result_t weft_reduce_scatter(const void *sendbuf, void *recvbuf,
+                                           size_t recvcount, weft_dtype_t dt, weft_op_t op,
+                                           weft_comm_t comm);
+WEFT_API weft_result_t weft_ireduce_scatter(const void *sendbuf, void *recvbuf,
+                                            size_t recvcount, weft_dtype_t dt, weft_op_t op,
+                                            weft_comm_t comm, weft_request_t *req);
+/* Blocks of recvcounts[i] elements, back to back in sendbuf. */
+WEFT_API weft_result_t weft_reduce_scatterv(const void *sendbuf, void *recvbuf,
+                                            const size_t *recvcounts, weft_dtype_t dt,
+                                            weft_op_t op, weft_comm_t comm);
+WEFT_API weft_result_t weft_ireduce_scatterv(const void *sendbuf, void *recvbuf,
+                                             const size_t *recvcounts, weft_dtype_t dt,
+                                             weft_op_t op, weft_comm_t comm,
+                                             weft_request_t *req);
+/* Block j of sendbuf (count elements) goes to rank j; block i of recvbuf
+ * comes from rank i. WEFT_IN_PLACE as sendbuf: the blocks are in recvbuf. */
+WEFT_API weft_result_t weft_alltoall(const void *sendbuf, void *recvbuf, size_t count,
+                                     weft_dtype_t dt, weft_comm_t comm);
+WEFT_API weft_result_t weft_ialltoall(const void *sendbuf, void *recvbuf, size_t count,
+                                      weft_dtype_t dt, weft_comm_t comm, weft_request_t *req);
+/* torch's all_to_all_single with split sizes: sendcounts[j] elements at
+ * sdispls[j] go to rank j, recvcounts[i] from rank i land at rdispls[i]. */
+WEFT_API weft_result_t weft_alltoallv(const void *sendbuf, const size_t *sendcounts,
+                                      const size_t *sdispls, void *recvbuf,
+                                      const size_t *recvcounts, const size_t *rdispls,
+                                      weft_dtype_t dt, weft_comm_t comm);
+WEFT_API weft_result_t weft_ialltoallv(const void *sendbuf, const size_t *sendcounts,
+                                       const size_t *sdispls, void *recvbuf,
+                                       const size_t *recvcounts, const size_t *rdispls,
+                                       weft_dtype_t dt, weft_comm_t comm,
+                                       weft_request_t *req);
+/* Prefix reductions: rank r gets op over ranks 0..r (scan) or 0..r-1
+ * (exscan; rank 0's recvbuf is left as it was). */
+WEFT_API weft_result_t weft_scan(const void *sendbuf, void *recvbuf, size_t count,
+                                 weft_dtype_t dt, weft_op_t op, weft_comm_t comm);
+WEFT_API weft_result_t weft_iscan(const void *sendbuf, void *recvbuf, size_t count,
+                                  weft_dtype_t dt, weft_op_t op, weft_comm_t comm,
+                                  weft_request_t *req);
+WEFT_API weft_result_t weft_exscan(const void *sendbuf, void *recvbuf, size_t count,
+                                   weft_dtype_t dt, weft_op_t op, weft_comm_t comm);
+WEFT_API weft_result_t weft_iexscan(const void *sendbuf, void *recvbuf, size_t count,
+                                    weft_dtype_t dt, weft_op_t op, weft_comm_t comm,
+                                    weft_request_t *req);
+
+/* ---------------------------------------- tensors split or joined on an axis */
+
+/* Row-major arrays of ndims (1..WEFT_MAX_DIMS) dimensions, split into or
+ * joined from one block per rank along axis (0 <= axis < ndims), in rank
+ * order: torch.cat(tensor_list, dim=axis) and torch.chunk(t, size, axis).
+ * The gather forms take each rank's local_shape (the same on every rank);
+ * the others take the full shape, whose shape[axis] size must divide. */
+WEFT_API weft_result_t weft_gather_axis(const void *sendbuf, void *recvbuf, int ndims,
+                                        const size_t *local_shape, int axis, weft_dtype_t dt,
+                                        int root, weft_comm_t comm);
+WEFT_API weft_result_t weft_igather_axis(const void *sendbuf, void *recvbuf, int ndims,
+                                         const size_t *local_shape, int axis, weft_dtype_t dt,
+                                         int root, weft_comm_t comm, weft_request_t *req);
+WEFT_API weft_result_t weft_allgather_axis(const void *sendbuf, void *recvbuf, int ndims,
+                                           const size_t *local_shape, int axis,
+                                           weft_dtype_t dt, weft_comm_t comm);
+WEFT_API weft_result_t weft_iallgather_axis(const void *sendbuf, void *recvbuf, int ndims,
+                                            const size_t *local_shape, int axis,
+                                            weft_dtype_t dt, weft_comm_t comm,
+                                            weft_request_t *req);
+WEFT_API weft_result_t weft_scatter_axis(const void *sendbuf, void *recvbuf, int ndims,
+                                         const size_t *shape, int axis, weft_dtype_t dt,
+                                         int root, weft_comm_t comm);
+WEFT_API weft_result_t weft_iscatter_axis(const void *sendbuf, void *recvbuf, int ndims,
+                                          const size_t *shape, int axis, weft_dtype_t dt,
+                                          int root, weft_comm_t comm, weft_request_t *req);
+WEFT_API weft_result_t weft_reduce_scatter_axis(const void *sendbuf, void *recvbuf,
+                                                int ndims, const size_t *shape, int axis,
+                                                weft_dtype_t dt, weft_op_t op,
+                                                weft_comm_t comm);
+WEFT_API weft_result_t weft_ireduce_scatter_axis(const void *sendbuf, void *recvbuf,
+                                                 int ndims, const size_t *shape, int axis,
+                                                 weft_dtype_t dt, weft_op_t op,
+                                                 weft_comm_t comm, weft_request_t *req);
+WEFT_API weft_result_t weft_alltoall_axis(const void *sendbuf, void *recvbuf, int ndims,
+                                          const size_t *shape, int axis, weft_dtype_t dt,
+                                          weft_comm_t comm);
+WEFT_API weft_result_t weft_ialltoall_axis(const void *sendbuf, void *recvbuf, int ndims,
+                                           const size_t *shape, int axis, weft_dtype_t dt,
+                                           weft_comm_t comm, weft_request_t *req);
+
+/* ------------------------------------------ byte strings of unknown length */
+
+/* torch's broadcast_object_list and all_gather_object, for bytes the
+ * caller serialised. At root *buf and *len are the input; elsewhere *buf
+ * receives a buffer of *len bytes allocated by weft (weft_free). */
+WEFT_API weft_result_t weft_broadcast_bytes(void **buf, size_t *len, int root,
+                                            weft_comm_t comm);
+WEFT_API weft_result_t weft_ibroadcast_bytes(void **buf, size_t *len, int root,
+                                             weft_comm_t comm, weft_request_t *req);
+/* *out receives every rank's bytes back to back in rank order (weft_free),
+ * lens (size entries) their lengths. */
+WEFT_API weft_result_t weft_allgather_bytes(const void *buf, size_t len, void **out,
+                                            size_t *lens, weft_comm_t comm);
+WEFT_API weft_result_t weft_iallgather_bytes(const void *buf, size_t len, void **out,
+                                             size_t *lens, weft_comm_t comm,
+                                             weft_request_t *req);
 
 #ifdef __cplusplus
 }
