@@ -18,36 +18,111 @@
  * not be part of the tag. */
 #define COLL_TAG(seq) ((int)(0x40000000u | ((seq) & 0x3fffffffu)))
 
+weft__coll_t *weft__coll_new(const void *sendbuf, void *recvbuf, size_t count, size_t esize,
+                             weft_dtype_t dt, weft_op_t op, int root)
+{
+    weft__coll_t *c = calloc(1, sizeof(*c));
+
+    if (!c) {
+        weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate a collective");
+        return NULL;
+    }
+    c->sendbuf = sendbuf;
+    c->recvbuf = recvbuf;
+    c->count = count;
+    c->esize = esize;
+    c->dt = dt;
+    c->op = op;
+    c->root = root;
+    return c;
+}
+
+weft_result_t weft__coll_set_vectors(weft__coll_t *c, int n, const size_t *scounts,
+                                     const size_t *sdispls, const size_t *rcounts,
+                                     const size_t *rdispls)
+{
+    const size_t *in[4] = { scounts, sdispls, rcounts, rdispls };
+    const size_t **out[4] = { &c->scounts, &c->sdispls, &c->rcounts, &c->rdispls };
+
+    c->vec = malloc(4 * (size_t)n * sizeof(*c->vec));
+    if (!c->vec)
+        return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate %d counts", 4 * n);
+    for (int i = 0; i < 4; i++) {
+        if (!in[i])
+            continue;
+        memcpy(c->vec + (size_t)i * (size_t)n, in[i], (size_t)n * sizeof(*c->vec));
+        *out[i] = c->vec + (size_t)i * (size_t)n;
+    }
+    return WEFT_SUCCESS;
+}
+
 weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops)
 {
-    weft_p2p_op_t tagged[WEFT__COLL_MAX_OPS];
+    weft_p2p_op_t few[16], *tagged = few;
+    weft_result_t rc;
 
-    if (n > WEFT__COLL_MAX_OPS)
-        return weft__error(WEFT_ERR_INTERNAL, "a round of %d operations exceeds %d", n,
-                           WEFT__COLL_MAX_OPS);
+    if (n > (int)(sizeof(few) / sizeof(few[0])) && !(tagged = malloc((size_t)n * sizeof(*ops))))
+        return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate a round of %d operations", n);
     for (int i = 0; i < n; i++) {
         tagged[i] = ops[i];
         tagged[i].tag = COLL_TAG(c->seq);
     }
     c->round++;
-    return weft_batch_isend_irecv(n, tagged, c->comm->internal, &c->inner);
+    rc = weft_batch_isend_irecv(n, tagged, c->comm->internal, &c->inner);
+    if (tagged != few)
+        free(tagged);
+    return rc;
+}
+
+weft_result_t weft__coll_run_child(weft__coll_t *c, weft__coll_t *child)
+{
+    child->comm = c->comm;
+    child->seq = c->seq;
+    child->result = WEFT_SUCCESS;
+    c->child = child;
+    return WEFT_SUCCESS;
+}
+
+/* Reaps what the last step started: the round's batch or the child.
+ * *busy when it is still running. */
+static void reap(weft__coll_t *c, int *busy)
+{
+    int done = 0;
+
+    *busy = 0;
+    if (c->inner) {
+        weft__request_poll(c->inner, &done);
+        if (!done) {
+            *busy = 1;
+            return;
+        }
+        if (c->inner->result != WEFT_SUCCESS && c->result == WEFT_SUCCESS)
+            c->result = c->inner->result;
+        weft__request_free(c->inner);
+        c->inner = NULL;
+    }
+    if (c->child) {
+        weft__coll_poll(c->child, &done);
+        if (!done) {
+            *busy = 1;
+            return;
+        }
+        if (c->child->result != WEFT_SUCCESS && c->result == WEFT_SUCCESS)
+            c->result = c->child->result;
+        weft__coll_free(c->child);
+        c->child = NULL;
+    }
 }
 
 weft_result_t weft__coll_poll(weft__coll_t *c, int *done)
 {
     *done = c->finished;
     while (!c->finished) {
-        if (c->inner) {
-            int inner_done = 0;
+        int busy;
 
-            weft__request_poll(c->inner, &inner_done);
-            if (!inner_done)
-                return WEFT_SUCCESS;
-            if (c->inner->result != WEFT_SUCCESS && c->result == WEFT_SUCCESS)
-                c->result = c->inner->result;
-            weft__request_free(c->inner);
-            c->inner = NULL;
-        }
+        reap(c, &busy);
+        if (busy)
+            return WEFT_SUCCESS;
         if (c->result == WEFT_SUCCESS) {
             weft_result_t rc = c->step(c, done);
 
@@ -55,23 +130,64 @@ weft_result_t weft__coll_poll(weft__coll_t *c, int *done)
                 c->result = rc;
         }
         if (c->result != WEFT_SUCCESS || *done) {
+            /* A failed step may have posted before failing: cancel that. */
+            if (c->result != WEFT_SUCCESS)
+                weft__coll_cancel(c, c->result);
             c->finished = 1;
             *done = 1;
             return WEFT_SUCCESS;
         }
-        if (!c->inner)
+        /* A step that neither finished nor started anything would never
+         * run again. */
+        if (!c->inner && !c->child) {
+            c->result = weft__error(WEFT_ERR_INTERNAL, "a collective step stalled");
+            c->finished = 1;
+            *done = 1;
             return WEFT_SUCCESS;
+        }
     }
     return WEFT_SUCCESS;
+}
+
+void weft__coll_cancel(weft__coll_t *c, weft_result_t rc)
+{
+    if (c->result == WEFT_SUCCESS)
+        c->result = rc;
+    if (c->inner)
+        weft__request_cancel(c->inner, rc);
+    if (c->child)
+        weft__coll_cancel(c->child, rc);
 }
 
 void weft__coll_free(weft__coll_t *c)
 {
     if (c->inner)
         weft__request_free(c->inner);
+    if (c->child)
+        weft__coll_free(c->child);
+    if (c->ctx_free)
+        c->ctx_free(c->ctx);
     free(c->tmp);
     free(c->offs);
+    free(c->vec);
+    free(c->premul_input);
     free(c);
+}
+
+size_t weft__coll_chunk_bytes(void)
+{
+    static size_t chunk;
+
+    if (!chunk) {
+        const char *env = getenv("WEFT_COLL_CHUNK");
+        char *end;
+        unsigned long long v = env ? strtoull(env, &end, 0) : 0;
+
+        /* Below 4 KiB the per-message cost dominates; the default lets a
+         * 1 MiB block arrive in a few pieces. */
+        chunk = env && *end == '\0' && v >= 4096 ? (size_t)v : 256 * 1024;
+    }
+    return chunk;
 }
 
 weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft_request_t *req)

@@ -26,8 +26,6 @@ struct weft__coll;
  * with weft__coll_post, or sets *done. */
 typedef weft_result_t (*weft__coll_step_fn)(struct weft__coll *c, int *done);
 
-#define WEFT__COLL_MAX_OPS 64
-
 typedef struct weft__coll {
     weft_comm_t comm;            /* the user's communicator */
     weft__coll_step_fn step;
@@ -35,6 +33,7 @@ typedef struct weft__coll {
     int phase;                   /* the algorithm's own progress */
     uint32_t seq;                /* the collective's number on comm */
     struct weft_request *inner;  /* the current round's batch, or NULL */
+    struct weft__coll *child;    /* a collective run as one step of this one */
     weft_result_t result;
     int finished;                /* the step said done: never step again */
     /* Arguments and working state of the algorithm. */
@@ -46,22 +45,56 @@ typedef struct weft__coll {
     int root;
     void *tmp;                   /* scratch, freed with the collective */
     size_t *offs;                /* block offsets (elements), size + 1 entries */
+    /* The v-forms' counts and displacements (elements, size entries each),
+     * copied from the caller into vec so they need not outlive the call. */
+    const size_t *scounts, *sdispls, *rcounts, *rdispls;
+    size_t *vec;
+    void *premul_input;          /* the input scaled for PREMUL_SUM */
+    /* Composite forms (coll_compose.c) keep their state here. */
+    void *ctx;
+    void (*ctx_free)(void *ctx);
 } weft__coll_t;
+
+/* A collective with its arguments filled in (NULL: out of memory, with the
+ * error set). The algorithm setter below then chooses its steps. */
+weft__coll_t *weft__coll_new(const void *sendbuf, void *recvbuf, size_t count, size_t esize,
+                             weft_dtype_t dt, weft_op_t op, int root);
+/* Copies the v-form arrays given (NULL: not used) into c->vec. */
+weft_result_t weft__coll_set_vectors(weft__coll_t *c, int n, const size_t *scounts,
+                                     const size_t *sdispls, const size_t *rcounts,
+                                     const size_t *rdispls);
 
 /* Posts one round: n operations, peers as ranks of the communicator. */
 weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops);
+/* Runs child as the next step of c, on c's communicator and sequence
+ * number (it talks to the same peers in the same order, so its messages
+ * cannot be confused with c's); c's step runs again when it finished. */
+weft_result_t weft__coll_run_child(weft__coll_t *c, weft__coll_t *child);
 /* Advances c: reaps its round, runs steps; *done when finished. */
 weft_result_t weft__coll_poll(weft__coll_t *c, int *done);
+/* Fails c with rc: the round in flight is cancelled, no further one starts. */
+void weft__coll_cancel(weft__coll_t *c, weft_result_t rc);
 void weft__coll_free(weft__coll_t *c);
 
 /* Starts a collective: a request whose progress is c's. */
 weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft_request_t *req);
 
-/* Algorithms (coll_algos.c): each sets c->step. */
-void weft__barrier_dissemination(weft__coll_t *c);
+/* Algorithms: each sets c->step. Rooted and v-forms read their arguments
+ * from c (root, scounts/sdispls/rcounts/rdispls). */
+void weft__barrier_dissemination(weft__coll_t *c);     /* coll_algos.c */
 void weft__bcast_binomial(weft__coll_t *c);
-void weft__allreduce_ring(weft__coll_t *c);
 void weft__reduce_binomial(weft__coll_t *c);
-void weft__allgather_ring(weft__coll_t *c);
+void weft__allreduce_ring(weft__coll_t *c);            /* coll_ring.c */
+void weft__reduce_scatterv_ring(weft__coll_t *c);
+void weft__allgatherv_ring(weft__coll_t *c);
+void weft__gatherv_linear(weft__coll_t *c);            /* coll_linear.c */
+void weft__scatterv_linear(weft__coll_t *c);
+void weft__alltoallv_pairwise(weft__coll_t *c);
+void weft__scan_recursive_doubling(weft__coll_t *c, int exclusive); /* coll_scan.c */
+
+/* Pipelining: ring steps move their blocks in chunks of this many bytes
+ * (WEFT_COLL_CHUNK), so that reducing one chunk overlaps receiving the
+ * next. */
+size_t weft__coll_chunk_bytes(void);
 
 #endif /* WEFT_CORE_COLL_H */

@@ -1,99 +1,29 @@
 /*
- * coll_api.c: the collective API: argument checks, then a collective
- * request running the algorithm (the tuner of a later release chooses
- * among several; today each operation has one).
+ * coll_api.c: the entry points of the reducing collectives, barrier and
+ * broadcast: argument checks, then a collective request running the
+ * algorithm (the tuner of a later release chooses among several).
  */
 #include "config.h"
 
 #include <stdlib.h>
 
-#include "core/coll.h"
+#include "core/coll_args.h"
 #include "core/error.h"
-#include "core/reduce.h"
-#include "core/request.h"
 
-static weft_result_t check_comm(weft_comm_t comm, const char *fn)
+/* The input of a reducing collective: sendbuf, or recvbuf in place. */
+static const void *input_of(const void *sendbuf, void *recvbuf)
 {
-    weft_result_t rc = weft__comm_check(comm, fn);
-
-    if (rc == WEFT_SUCCESS && comm->aborted)
-        rc = weft__error(WEFT_ERR_ABORTED, "%s: the communicator was aborted", fn);
-    return rc;
-}
-
-static weft_result_t check_data(const char *fn, const char *name, const void *buf, size_t count,
-                                weft_dtype_t dt, size_t *esize)
-{
-    *esize = weft__dtype_bytes(dt);
-    if (!*esize)
-        return weft__error(WEFT_ERR_INVALID_ARG, "%s: dt %d is not a weft_dtype_t", fn, (int)dt);
-    if (count > SIZE_MAX / *esize)
-        return weft__error(WEFT_ERR_INVALID_ARG, "%s: count %zu overflows the buffer size", fn,
-                           count);
-    if (count > 0 && !buf)
-        return weft__error(WEFT_ERR_INVALID_ARG, "%s: %s is NULL with count %zu", fn, name,
-                           count);
-    return WEFT_SUCCESS;
-}
-
-/* Checks that every collective makes: a live communicator and a request. */
-static weft_result_t check_call(weft_comm_t comm, const char *fn, const weft_request_t *req)
-{
-    weft_result_t rc = check_comm(comm, fn);
-
-    if (rc == WEFT_SUCCESS && !req)
-        rc = weft__error(WEFT_ERR_INVALID_ARG, "%s: req is NULL", fn);
-    return rc;
-}
-
-static weft_result_t check_op(const char *fn, weft_dtype_t dt, weft_op_t op)
-{
-    weft_result_t rc = weft__reduce_check(dt, op);
-
-    return rc == WEFT_SUCCESS ? rc : weft__error(rc, "%s: %s", fn, weft__get_error());
-}
-
-/* A collective with its arguments filled in (NULL: out of memory). */
-static weft__coll_t *coll_new(const void *sendbuf, void *recvbuf, size_t count, size_t esize,
-                              weft_dtype_t dt, weft_op_t op, int root)
-{
-    weft__coll_t *c = calloc(1, sizeof(*c));
-
-    if (!c) {
-        weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate a collective");
-        return NULL;
-    }
-    c->sendbuf = sendbuf;
-    c->recvbuf = recvbuf;
-    c->count = count;
-    c->esize = esize;
-    c->dt = dt;
-    c->op = op;
-    c->root = root;
-    return c;
-}
-
-/* A blocking collective: start, wait; on timeout give the operation up. */
-static weft_result_t run_blocking(weft_result_t rc, weft_request_t *req)
-{
-    if (rc != WEFT_SUCCESS)
-        return rc;
-    rc = weft_wait(req, NULL);
-    if (rc == WEFT_ERR_TIMEOUT && *req) {
-        weft__request_cancel(*req, WEFT_ERR_TIMEOUT);
-        weft_request_free(req);
-    }
-    return rc;
+    return sendbuf == WEFT_IN_PLACE ? recvbuf : sendbuf;
 }
 
 WEFT_API weft_result_t weft_ibarrier(weft_comm_t comm, weft_request_t *req)
 {
-    weft_result_t rc = check_call(comm, "weft_ibarrier", req);
+    weft_result_t rc = weft__coll_check_call(comm, "weft_ibarrier", req);
     weft__coll_t *c;
 
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (!(c = coll_new(NULL, NULL, 0, 0, WEFT_UINT8, WEFT_SUM, 0)))
+    if (!(c = weft__coll_new(NULL, NULL, 0, 1, WEFT_UINT8, WEFT_SUM, 0)))
         return WEFT_ERR_NO_MEMORY;
     weft__barrier_dissemination(c);
     return weft__coll_start(comm, c, req);
@@ -103,31 +33,24 @@ WEFT_API weft_result_t weft_barrier(weft_comm_t comm)
 {
     weft_request_t req = NULL;
 
-    return run_blocking(weft_ibarrier(comm, &req), &req);
-}
-
-static weft_result_t check_root(const char *fn, int root, weft_comm_t comm)
-{
-    if (root < 0 || root >= comm->size)
-        return weft__error(WEFT_ERR_INVALID_ARG, "%s: root %d is not a rank of the "
-                           "communicator (size %d)", fn, root, comm->size);
-    return WEFT_SUCCESS;
+    return weft__coll_run_blocking(weft_ibarrier(comm, &req), &req);
 }
 
 WEFT_API weft_result_t weft_ibroadcast(void *buf, size_t count, weft_dtype_t dt, int root,
                                        weft_comm_t comm, weft_request_t *req)
 {
-    weft_result_t rc = check_call(comm, "weft_ibroadcast", req);
+    static const char fn[] = "weft_ibroadcast";
+    weft_result_t rc = weft__coll_check_call(comm, fn, req);
     weft__coll_t *c;
     size_t esize = 0;
 
     if (rc == WEFT_SUCCESS)
-        rc = check_data("weft_ibroadcast", "buf", buf, count, dt, &esize);
+        rc = weft__coll_check_data(fn, "buf", buf, count, dt, &esize);
     if (rc == WEFT_SUCCESS)
-        rc = check_root("weft_ibroadcast", root, comm);
+        rc = weft__coll_check_root(fn, root, comm);
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (!(c = coll_new(NULL, buf, count, esize, dt, WEFT_SUM, root)))
+    if (!(c = weft__coll_new(NULL, buf, count, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
     weft__bcast_binomial(c);
     return weft__coll_start(comm, c, req);
@@ -138,27 +61,30 @@ WEFT_API weft_result_t weft_broadcast(void *buf, size_t count, weft_dtype_t dt, 
 {
     weft_request_t req = NULL;
 
-    return run_blocking(weft_ibroadcast(buf, count, dt, root, comm, &req), &req);
+    return weft__coll_run_blocking(weft_ibroadcast(buf, count, dt, root, comm, &req), &req);
 }
 
 WEFT_API weft_result_t weft_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
                                        weft_dtype_t dt, weft_op_t op, weft_comm_t comm,
                                        weft_request_t *req)
 {
-    weft_result_t rc = check_call(comm, "weft_iallreduce", req);
+    static const char fn[] = "weft_iallreduce";
+    weft_result_t rc = weft__coll_check_call(comm, fn, req);
     weft__coll_t *c;
     size_t esize = 0;
 
     if (rc == WEFT_SUCCESS)
-        rc = check_data("weft_iallreduce", "recvbuf", recvbuf, count, dt, &esize);
+        rc = weft__coll_check_data(fn, "recvbuf", recvbuf, count, dt, &esize);
     if (rc == WEFT_SUCCESS)
-        rc = check_data("weft_iallreduce", "sendbuf", sendbuf, count, dt, &esize);
+        rc = weft__coll_check_data(fn, "sendbuf", sendbuf, count, dt, &esize);
     if (rc == WEFT_SUCCESS)
-        rc = check_op("weft_iallreduce", dt, op);
+        rc = weft__coll_check_op(fn, dt, op);
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (!(c = coll_new(sendbuf, recvbuf, count, esize, dt, op, 0)))
+    if (!(c = weft__coll_new(sendbuf, recvbuf, count, esize, dt, op, 0)))
         return WEFT_ERR_NO_MEMORY;
+    if ((rc = weft__coll_apply_op(c, op, input_of(sendbuf, recvbuf), count)) != WEFT_SUCCESS)
+        return rc;
     weft__allreduce_ring(c);
     return weft__coll_start(comm, c, req);
 }
@@ -168,31 +94,34 @@ WEFT_API weft_result_t weft_allreduce(const void *sendbuf, void *recvbuf, size_t
 {
     weft_request_t req = NULL;
 
-    return run_blocking(weft_iallreduce(sendbuf, recvbuf, count, dt, op, comm, &req), &req);
+    return weft__coll_run_blocking(weft_iallreduce(sendbuf, recvbuf, count, dt, op, comm, &req),
+                                   &req);
 }
 
 WEFT_API weft_result_t weft_ireduce(const void *sendbuf, void *recvbuf, size_t count,
                                     weft_dtype_t dt, weft_op_t op, int root, weft_comm_t comm,
                                     weft_request_t *req)
 {
-    weft_result_t rc = check_call(comm, "weft_ireduce", req);
+    static const char fn[] = "weft_ireduce";
+    weft_result_t rc = weft__coll_check_call(comm, fn, req);
     weft__coll_t *c;
     size_t esize = 0;
 
     if (rc == WEFT_SUCCESS)
-        rc = check_root("weft_ireduce", root, comm);
+        rc = weft__coll_check_root(fn, root, comm);
     /* recvbuf matters at the root, and wherever it holds the input. */
     if (rc == WEFT_SUCCESS && (sendbuf == WEFT_IN_PLACE || comm->rank == root))
-        rc = check_data("weft_ireduce", "recvbuf", recvbuf, count, dt, &esize);
+        rc = weft__coll_check_data(fn, "recvbuf", recvbuf, count, dt, &esize);
     if (rc == WEFT_SUCCESS && sendbuf != WEFT_IN_PLACE)
-        rc = check_data("weft_ireduce", "sendbuf", sendbuf, count, dt, &esize);
+        rc = weft__coll_check_data(fn, "sendbuf", sendbuf, count, dt, &esize);
     if (rc == WEFT_SUCCESS)
-        rc = check_op("weft_ireduce", dt, op);
+        rc = weft__coll_check_op(fn, dt, op);
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (!(c = coll_new(sendbuf == WEFT_IN_PLACE ? recvbuf : sendbuf, recvbuf, count, esize, dt,
-                       op, root)))
+    if (!(c = weft__coll_new(input_of(sendbuf, recvbuf), recvbuf, count, esize, dt, op, root)))
         return WEFT_ERR_NO_MEMORY;
+    if ((rc = weft__coll_apply_op(c, op, c->sendbuf, count)) != WEFT_SUCCESS)
+        return rc;
     weft__reduce_binomial(c);
     return weft__coll_start(comm, c, req);
 }
@@ -202,35 +131,147 @@ WEFT_API weft_result_t weft_reduce(const void *sendbuf, void *recvbuf, size_t co
 {
     weft_request_t req = NULL;
 
-    return run_blocking(weft_ireduce(sendbuf, recvbuf, count, dt, op, root, comm, &req), &req);
+    return weft__coll_run_blocking(weft_ireduce(sendbuf, recvbuf, count, dt, op, root, comm,
+                                                &req), &req);
 }
 
-WEFT_API weft_result_t weft_iallgather(const void *sendbuf, void *recvbuf, size_t count,
-                                       weft_dtype_t dt, weft_comm_t comm, weft_request_t *req)
+static weft_result_t start_reduce_scatter(const char *fn, const void *sendbuf, void *recvbuf,
+                                          const size_t *recvcounts, weft_dtype_t dt,
+                                          weft_op_t op, weft_comm_t comm, weft_request_t *req)
 {
-    weft_result_t rc = check_call(comm, "weft_iallgather", req);
+    weft_result_t rc = weft__coll_check_call(comm, fn, req);
+    int in_place = sendbuf == WEFT_IN_PLACE || sendbuf == recvbuf;
+    size_t esize = weft__dtype_bytes(dt), total = 0;
+    weft__coll_t *c;
+
+    if (rc == WEFT_SUCCESS && !esize)
+        rc = weft__error(WEFT_ERR_INVALID_ARG, "%s: dt %d is not a weft_dtype_t", fn, (int)dt);
+    if (rc == WEFT_SUCCESS)
+        rc = weft__coll_check_vector(fn, "recvcounts", recvcounts, NULL, NULL,
+                                     in_place ? "recvbuf" : "sendbuf",
+                                     in_place ? recvbuf : sendbuf, esize, comm);
+    if (rc == WEFT_SUCCESS)
+        rc = weft__coll_check_data(fn, "recvbuf", recvbuf, recvcounts[comm->rank], dt, &esize);
+    if (rc == WEFT_SUCCESS)
+        rc = weft__coll_check_op(fn, dt, op);
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    for (int i = 0; i < comm->size; i++)
+        total += recvcounts[i];
+    if (!(c = weft__coll_new(sendbuf, recvbuf, total, esize, dt, op, 0)))
+        return WEFT_ERR_NO_MEMORY;
+    if ((rc = weft__coll_set_vectors(c, comm->size, NULL, NULL, recvcounts, NULL)) !=
+        WEFT_SUCCESS) {
+        weft__coll_free(c);
+        return rc;
+    }
+    if ((rc = weft__coll_apply_op(c, op, in_place ? recvbuf : sendbuf, total)) != WEFT_SUCCESS)
+        return rc;
+    weft__reduce_scatterv_ring(c);
+    return weft__coll_start(comm, c, req);
+}
+
+WEFT_API weft_result_t weft_ireduce_scatterv(const void *sendbuf, void *recvbuf,
+                                             const size_t *recvcounts, weft_dtype_t dt,
+                                             weft_op_t op, weft_comm_t comm,
+                                             weft_request_t *req)
+{
+    return start_reduce_scatter("weft_ireduce_scatterv", sendbuf, recvbuf, recvcounts, dt, op,
+                                comm, req);
+}
+
+WEFT_API weft_result_t weft_reduce_scatterv(const void *sendbuf, void *recvbuf,
+                                            const size_t *recvcounts, weft_dtype_t dt,
+                                            weft_op_t op, weft_comm_t comm)
+{
+    weft_request_t req = NULL;
+
+    return weft__coll_run_blocking(weft_ireduce_scatterv(sendbuf, recvbuf, recvcounts, dt, op,
+                                                         comm, &req), &req);
+}
+
+WEFT_API weft_result_t weft_ireduce_scatter(const void *sendbuf, void *recvbuf,
+                                            size_t recvcount, weft_dtype_t dt, weft_op_t op,
+                                            weft_comm_t comm, weft_request_t *req)
+{
+    weft_result_t rc = weft__coll_check_call(comm, "weft_ireduce_scatter", req);
+    size_t *counts;
+
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    if (!(counts = malloc((size_t)comm->size * sizeof(*counts))))
+        return weft__error(WEFT_ERR_NO_MEMORY, "weft_ireduce_scatter: out of memory");
+    for (int i = 0; i < comm->size; i++)
+        counts[i] = recvcount;
+    rc = start_reduce_scatter("weft_ireduce_scatter", sendbuf, recvbuf, counts, dt, op, comm,
+                              req);
+    free(counts);
+    return rc;
+}
+
+WEFT_API weft_result_t weft_reduce_scatter(const void *sendbuf, void *recvbuf,
+                                           size_t recvcount, weft_dtype_t dt, weft_op_t op,
+                                           weft_comm_t comm)
+{
+    weft_request_t req = NULL;
+
+    return weft__coll_run_blocking(weft_ireduce_scatter(sendbuf, recvbuf, recvcount, dt, op,
+                                                        comm, &req), &req);
+}
+
+static weft_result_t start_scan(const char *fn, const void *sendbuf, void *recvbuf,
+                                size_t count, weft_dtype_t dt, weft_op_t op, weft_comm_t comm,
+                                weft_request_t *req, int exclusive)
+{
+    weft_result_t rc = weft__coll_check_call(comm, fn, req);
     weft__coll_t *c;
     size_t esize = 0;
 
     if (rc == WEFT_SUCCESS)
-        rc = check_data("weft_iallgather", "sendbuf", sendbuf, count, dt, &esize);
+        rc = weft__coll_check_data(fn, "recvbuf", recvbuf, count, dt, &esize);
     if (rc == WEFT_SUCCESS)
-        rc = check_data("weft_iallgather", "recvbuf", recvbuf, count, dt, &esize);
-    if (rc == WEFT_SUCCESS && count > SIZE_MAX / esize / (size_t)comm->size)
-        rc = weft__error(WEFT_ERR_INVALID_ARG, "weft_iallgather: count %zu times %d ranks "
-                         "overflows", count, comm->size);
+        rc = weft__coll_check_data(fn, "sendbuf", sendbuf, count, dt, &esize);
+    if (rc == WEFT_SUCCESS)
+        rc = weft__coll_check_op(fn, dt, op);
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (!(c = coll_new(sendbuf, recvbuf, count, esize, dt, WEFT_SUM, 0)))
+    if (!(c = weft__coll_new(sendbuf == recvbuf ? WEFT_IN_PLACE : sendbuf, recvbuf, count,
+                             esize, dt, op, 0)))
         return WEFT_ERR_NO_MEMORY;
-    weft__allgather_ring(c);
+    if ((rc = weft__coll_apply_op(c, op, input_of(sendbuf, recvbuf), count)) != WEFT_SUCCESS)
+        return rc;
+    weft__scan_recursive_doubling(c, exclusive);
     return weft__coll_start(comm, c, req);
 }
 
-WEFT_API weft_result_t weft_allgather(const void *sendbuf, void *recvbuf, size_t count,
-                                      weft_dtype_t dt, weft_comm_t comm)
+WEFT_API weft_result_t weft_iscan(const void *sendbuf, void *recvbuf, size_t count,
+                                  weft_dtype_t dt, weft_op_t op, weft_comm_t comm,
+                                  weft_request_t *req)
+{
+    return start_scan("weft_iscan", sendbuf, recvbuf, count, dt, op, comm, req, 0);
+}
+
+WEFT_API weft_result_t weft_scan(const void *sendbuf, void *recvbuf, size_t count,
+                                 weft_dtype_t dt, weft_op_t op, weft_comm_t comm)
 {
     weft_request_t req = NULL;
 
-    return run_blocking(weft_iallgather(sendbuf, recvbuf, count, dt, comm, &req), &req);
+    return weft__coll_run_blocking(start_scan("weft_scan", sendbuf, recvbuf, count, dt, op,
+                                              comm, &req, 0), &req);
+}
+
+WEFT_API weft_result_t weft_iexscan(const void *sendbuf, void *recvbuf, size_t count,
+                                    weft_dtype_t dt, weft_op_t op, weft_comm_t comm,
+                                    weft_request_t *req)
+{
+    return start_scan("weft_iexscan", sendbuf, recvbuf, count, dt, op, comm, req, 1);
+}
+
+WEFT_API weft_result_t weft_exscan(const void *sendbuf, void *recvbuf, size_t count,
+                                   weft_dtype_t dt, weft_op_t op, weft_comm_t comm)
+{
+    weft_request_t req = NULL;
+
+    return weft__coll_run_blocking(start_scan("weft_exscan", sendbuf, recvbuf, count, dt, op,
+                                              comm, &req, 1), &req);
 }

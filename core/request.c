@@ -226,11 +226,7 @@ weft_result_t weft__request_poll(struct weft_request *req, int *done)
 void weft__request_cancel(struct weft_request *req, weft_result_t rc)
 {
     if (req->coll) {
-        /* The round in flight is cancelled; no further round starts. */
-        if (req->coll->result == WEFT_SUCCESS)
-            req->coll->result = rc;
-        if (req->coll->inner)
-            weft__request_cancel(req->coll->inner, rc);
+        weft__coll_cancel(req->coll, rc);
         return;
     }
     for (int i = 0; i < req->nsub; i++) {

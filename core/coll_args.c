@@ -1,0 +1,123 @@
+/*
+ * coll_args.c: the argument checks and the set-up shared by the collective
+ * entry points (coll_args.h).
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "core/coll_args.h"
+#include "core/error.h"
+#include "core/op.h"
+#include "core/request.h"
+
+weft_result_t weft__coll_check_call(weft_comm_t comm, const char *fn, const weft_request_t *req)
+{
+    weft_result_t rc = weft__comm_check(comm, fn);
+
+    if (rc == WEFT_SUCCESS && comm->aborted)
+        rc = weft__error(WEFT_ERR_ABORTED, "%s: the communicator was aborted", fn);
+    if (rc == WEFT_SUCCESS && !req)
+        rc = weft__error(WEFT_ERR_INVALID_ARG, "%s: req is NULL", fn);
+    return rc;
+}
+
+weft_result_t weft__coll_check_data(const char *fn, const char *name, const void *buf,
+                                    size_t count, weft_dtype_t dt, size_t *esize)
+{
+    *esize = weft__dtype_bytes(dt);
+    if (!*esize)
+        return weft__error(WEFT_ERR_INVALID_ARG, "%s: dt %d is not a weft_dtype_t", fn, (int)dt);
+    if (count > SIZE_MAX / *esize)
+        return weft__error(WEFT_ERR_INVALID_ARG, "%s: count %zu overflows the size of %s", fn,
+                           count, name);
+    if (count > 0 && !buf)
+        return weft__error(WEFT_ERR_INVALID_ARG, "%s: %s is NULL with count %zu", fn, name,
+                           count);
+    return WEFT_SUCCESS;
+}
+
+weft_result_t weft__coll_check_total(const char *fn, const char *name, size_t count,
+                                     size_t esize, weft_comm_t comm)
+{
+    if (count > SIZE_MAX / esize / (size_t)comm->size)
+        return weft__error(WEFT_ERR_INVALID_ARG, "%s: %s %zu times %d ranks overflows", fn, name,
+                           count, comm->size);
+    return WEFT_SUCCESS;
+}
+
+weft_result_t weft__coll_check_root(const char *fn, int root, weft_comm_t comm)
+{
+    if (root < 0 || root >= comm->size)
+        return weft__error(WEFT_ERR_INVALID_ARG, "%s: root %d is not a rank of the "
+                           "communicator (size %d)", fn, root, comm->size);
+    return WEFT_SUCCESS;
+}
+
+weft_result_t weft__coll_check_vector(const char *fn, const char *counts_name,
+                                      const size_t *counts, const char *displs_name,
+                                      const size_t *displs, const char *buf_name,
+                                      const void *buf, size_t esize, weft_comm_t comm)
+{
+    size_t limit = SIZE_MAX / esize, total = 0;
+
+    if (!counts)
+        return weft__error(WEFT_ERR_INVALID_ARG, "%s: %s is NULL", fn, counts_name);
+    if (displs_name && !displs)
+        return weft__error(WEFT_ERR_INVALID_ARG, "%s: %s is NULL", fn, displs_name);
+    for (int i = 0; i < comm->size; i++) {
+        size_t start = displs_name ? displs[i] : total;
+
+        if (counts[i] > limit || start > limit - counts[i])
+            return weft__error(WEFT_ERR_INVALID_ARG, "%s: block %d (%s[%d] = %zu%s) overflows "
+                               "the buffer size", fn, i, counts_name, i, counts[i],
+                               displs_name ? " at its displacement" : "");
+        if (counts[i] && !buf)
+            return weft__error(WEFT_ERR_INVALID_ARG, "%s: %s is NULL with %s[%d] = %zu", fn,
+                               buf_name, counts_name, i, counts[i]);
+        total = start + counts[i];
+    }
+    return WEFT_SUCCESS;
+}
+
+weft_result_t weft__coll_check_op(const char *fn, weft_dtype_t dt, weft_op_t op)
+{
+    unsigned char scalar[8];
+    int premul;
+
+    return weft__op_check(fn, dt, op, scalar, &premul);
+}
+
+weft_result_t weft__coll_apply_op(weft__coll_t *c, weft_op_t op, const void *input, size_t count)
+{
+    unsigned char scalar[8];
+    int premul;
+    weft_result_t rc = weft__op_check("weft collective", c->dt, op, scalar, &premul);
+
+    if (rc == WEFT_SUCCESS && premul) {
+        c->premul_input = malloc(count * c->esize + 1);
+        if (c->premul_input) {
+            weft__op_scale(c->premul_input, input, count, c->dt, scalar);
+            c->sendbuf = c->premul_input;
+            c->op = WEFT_SUM;
+        } else {
+            rc = weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate the PREMUL_SUM input");
+        }
+    }
+    if (rc != WEFT_SUCCESS)
+        weft__coll_free(c);
+    return rc;
+}
+
+weft_result_t weft__coll_run_blocking(weft_result_t rc, weft_request_t *req)
+{
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    rc = weft_wait(req, NULL);
+    if (rc == WEFT_ERR_TIMEOUT && *req) {
+        weft__request_cancel(*req, WEFT_ERR_TIMEOUT);
+        weft_request_free(req);
+    }
+    return rc;
+}

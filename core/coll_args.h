@@ -1,0 +1,39 @@
+/*
+ * coll_args.h: what every collective entry point checks and does before
+ * and after its algorithm runs (coll_args.c).
+ */
+#ifndef WEFT_CORE_COLL_ARGS_H
+#define WEFT_CORE_COLL_ARGS_H
+
+#include "core/coll.h"
+
+/* A live, not aborted communicator and a request pointer. */
+weft_result_t weft__coll_check_call(weft_comm_t comm, const char *fn, const weft_request_t *req);
+/* A known dtype (its size in *esize), a count whose bytes fit in size_t,
+ * and a buffer wherever count > 0; name is the argument's name. */
+weft_result_t weft__coll_check_data(const char *fn, const char *name, const void *buf,
+                                    size_t count, weft_dtype_t dt, size_t *esize);
+/* count elements times the communicator's size still fit in size_t. */
+weft_result_t weft__coll_check_total(const char *fn, const char *name, size_t count,
+                                     size_t esize, weft_comm_t comm);
+weft_result_t weft__coll_check_root(const char *fn, int root, weft_comm_t comm);
+/* A counts array of comm's size (and its displacements, when displs_name
+ * is not NULL) whose blocks all fit in size_t bytes; buf must be non-NULL
+ * when a count is nonzero. */
+weft_result_t weft__coll_check_vector(const char *fn, const char *counts_name,
+                                      const size_t *counts, const char *displs_name,
+                                      const size_t *displs, const char *buf_name,
+                                      const void *buf, size_t esize, weft_comm_t comm);
+/* A reduction operator for dt, built-in or PREMUL_SUM. */
+weft_result_t weft__coll_check_op(const char *fn, weft_dtype_t dt, weft_op_t op);
+
+/* For a PREMUL_SUM op, replaces c's input (count elements at input) by
+ * a scaled copy and makes the reduction a plain sum; frees c on failure. */
+weft_result_t weft__coll_apply_op(weft__coll_t *c, weft_op_t op, const void *input,
+                                  size_t count);
+
+/* A blocking collective: its nonblocking twin's result, then wait; on a
+ * timeout the operation is given up. */
+weft_result_t weft__coll_run_blocking(weft_result_t rc, weft_request_t *req);
+
+#endif /* WEFT_CORE_COLL_ARGS_H */

@@ -1,0 +1,151 @@
+/*
+ * coll_linear.c: gather, scatter and all-to-all with their v-forms, as
+ * direct exchanges.
+ *
+ * Gather and scatter move each rank's block straight between it and the
+ * root, all posted at once: the root's link carries every byte once,
+ * which is the bound of these operations. All-to-all is pairwise exchange:
+ * in step k rank r sends to r+k and receives from r-k, so every step is a
+ * permutation and no rank is a hot spot.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/coll.h"
+#include "core/error.h"
+
+/* Posts ops and frees them; with none (a single rank) the collective is
+ * done. */
+static weft_result_t post_all(weft__coll_t *c, weft_p2p_op_t *ops, int nops, int *done)
+{
+    weft_result_t rc = nops ? weft__coll_post(c, nops, ops) : WEFT_SUCCESS;
+
+    *done = !nops;
+    free(ops);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- gatherv */
+
+/* Root: rcounts[i] elements from rank i land at rdispls[i]; its own block
+ * comes from sendbuf unless in place. Others send count elements. */
+static weft_result_t gather_step(weft__coll_t *c, int *done)
+{
+    int n = c->comm->size, me = c->comm->rank, nops = 0;
+    char *rb = c->recvbuf;
+    weft_p2p_op_t *ops;
+
+    if (c->phase++ > 0) {
+        *done = 1;
+        return WEFT_SUCCESS;
+    }
+    if (me != c->root) {
+        weft_p2p_op_t op = { WEFT_P2P_SEND, (void *)c->sendbuf, c->count * c->esize,
+                             WEFT_UINT8, c->root, 0 };
+
+        return weft__coll_post(c, 1, &op);
+    }
+    if (c->sendbuf != WEFT_IN_PLACE && c->rcounts[me] &&
+        c->sendbuf != rb + c->rdispls[me] * c->esize)
+        memcpy(rb + c->rdispls[me] * c->esize, c->sendbuf, c->rcounts[me] * c->esize);
+    if (!(ops = malloc((size_t)n * sizeof(*ops))))
+        return weft__error(WEFT_ERR_NO_MEMORY, "gather: out of memory");
+    for (int i = 0; i < n; i++)
+        if (i != me)
+            ops[nops++] = (weft_p2p_op_t){ WEFT_P2P_RECV, rb + c->rdispls[i] * c->esize,
+                                           c->rcounts[i] * c->esize, WEFT_UINT8, i, 0 };
+    return post_all(c, ops, nops, done);
+}
+
+void weft__gatherv_linear(weft__coll_t *c)
+{
+    c->step = gather_step;
+}
+
+/* --------------------------------------------------------------- scatterv */
+
+/* Root: scounts[i] elements at sdispls[i] go to rank i; its own block is
+ * copied to recvbuf unless recvbuf is WEFT_IN_PLACE. Others receive count
+ * elements. */
+static weft_result_t scatter_step(weft__coll_t *c, int *done)
+{
+    int n = c->comm->size, me = c->comm->rank, nops = 0;
+    const char *sb = c->sendbuf;
+    weft_p2p_op_t *ops;
+
+    if (c->phase++ > 0) {
+        *done = 1;
+        return WEFT_SUCCESS;
+    }
+    if (me != c->root) {
+        weft_p2p_op_t op = { WEFT_P2P_RECV, c->recvbuf, c->count * c->esize, WEFT_UINT8,
+                             c->root, 0 };
+
+        return weft__coll_post(c, 1, &op);
+    }
+    if (c->recvbuf != WEFT_IN_PLACE && c->scounts[me] &&
+        c->recvbuf != sb + c->sdispls[me] * c->esize)
+        memcpy(c->recvbuf, sb + c->sdispls[me] * c->esize, c->scounts[me] * c->esize);
+    if (!(ops = malloc((size_t)n * sizeof(*ops))))
+        return weft__error(WEFT_ERR_NO_MEMORY, "scatter: out of memory");
+    for (int i = 0; i < n; i++)
+        if (i != me)
+            ops[nops++] = (weft_p2p_op_t){ WEFT_P2P_SEND, (void *)(sb + c->sdispls[i] * c->esize),
+                                           c->scounts[i] * c->esize, WEFT_UINT8, i, 0 };
+    return post_all(c, ops, nops, done);
+}
+
+void weft__scatterv_linear(weft__coll_t *c)
+{
+    c->step = scatter_step;
+}
+
+/* --------------------------------------------------------------- alltoallv */
+
+/* In place (sendbuf WEFT_IN_PLACE), the outgoing blocks are first copied
+ * aside, laid out by rcounts/rdispls as MPI does. */
+static weft_result_t alltoall_step(weft__coll_t *c, int *done)
+{
+    int n = c->comm->size, me = c->comm->rank, k = c->phase;
+    const char *sb = c->sendbuf;
+    char *rb = c->recvbuf;
+    weft_p2p_op_t ops[2];
+    int to, from;
+
+    if (k == 0) {
+        if (c->sendbuf == WEFT_IN_PLACE) {
+            size_t extent = 0;
+
+            for (int i = 0; i < n; i++)
+                if (c->rcounts[i] && c->rdispls[i] + c->rcounts[i] > extent)
+                    extent = c->rdispls[i] + c->rcounts[i];
+            if (!(c->tmp = malloc(extent * c->esize + 1)))
+                return weft__error(WEFT_ERR_NO_MEMORY, "alltoall: out of memory");
+            memcpy(c->tmp, rb, extent * c->esize);
+            c->sendbuf = c->tmp;
+            sb = c->tmp;
+        }
+        if (c->rcounts[me] && sb + c->sdispls[me] * c->esize != rb + c->rdispls[me] * c->esize)
+            memmove(rb + c->rdispls[me] * c->esize, sb + c->sdispls[me] * c->esize,
+                    c->rcounts[me] * c->esize);
+    }
+    if (++k >= n) {
+        *done = 1;
+        return WEFT_SUCCESS;
+    }
+    c->phase = k;
+    to = (me + k) % n;
+    from = (me - k + n) % n;
+    ops[0] = (weft_p2p_op_t){ WEFT_P2P_SEND, (void *)(sb + c->sdispls[to] * c->esize),
+                              c->scounts[to] * c->esize, WEFT_UINT8, to, 0 };
+    ops[1] = (weft_p2p_op_t){ WEFT_P2P_RECV, rb + c->rdispls[from] * c->esize,
+                              c->rcounts[from] * c->esize, WEFT_UINT8, from, 0 };
+    return weft__coll_post(c, 2, ops);
+}
+
+void weft__alltoallv_pairwise(weft__coll_t *c)
+{
+    c->step = alltoall_step;
+}
