@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +84,22 @@ weft_result_t weft__coll_run_child(weft__coll_t *c, weft__coll_t *child)
     return WEFT_SUCCESS;
 }
 
+/* Says which exchange of a failed round failed, and with whom. */
+static void explain_round(weft__coll_t *c, const struct weft_request *round)
+{
+    for (int i = 0; i < round->nsub; i++) {
+        const weft__subop_t *sub = &round->subs[i];
+
+        if (sub->result != round->result)
+            continue;
+        snprintf(c->why, sizeof(c->why), "%s rank %d of the communicator failed: %s",
+                 sub->kind == WEFT_P2P_SEND ? "sending to" : "receiving from", sub->peer,
+                 weft_strerror(sub->result));
+        return;
+    }
+    snprintf(c->why, sizeof(c->why), "%s", weft_strerror(round->result));
+}
+
 /* Reaps what the last step started: the round's batch or the child.
  * *busy when it is still running. */
 static void reap(weft__coll_t *c, int *busy)
@@ -96,8 +113,10 @@ static void reap(weft__coll_t *c, int *busy)
             *busy = 1;
             return;
         }
-        if (c->inner->result != WEFT_SUCCESS && c->result == WEFT_SUCCESS)
+        if (c->inner->result != WEFT_SUCCESS && c->result == WEFT_SUCCESS) {
             c->result = c->inner->result;
+            explain_round(c, c->inner);
+        }
         weft__request_free(c->inner);
         c->inner = NULL;
     }
@@ -107,8 +126,10 @@ static void reap(weft__coll_t *c, int *busy)
             *busy = 1;
             return;
         }
-        if (c->child->result != WEFT_SUCCESS && c->result == WEFT_SUCCESS)
+        if (c->child->result != WEFT_SUCCESS && c->result == WEFT_SUCCESS) {
             c->result = c->child->result;
+            memcpy(c->why, c->child->why, sizeof(c->why));
+        }
         weft__coll_free(c->child);
         c->child = NULL;
     }
@@ -126,8 +147,10 @@ weft_result_t weft__coll_poll(weft__coll_t *c, int *done)
         if (c->result == WEFT_SUCCESS) {
             weft_result_t rc = c->step(c, done);
 
-            if (rc != WEFT_SUCCESS)
+            if (rc != WEFT_SUCCESS) {
                 c->result = rc;
+                snprintf(c->why, sizeof(c->why), "%s", weft__get_error());
+            }
         }
         if (c->result != WEFT_SUCCESS || *done) {
             /* A failed step may have posted before failing: cancel that. */
@@ -190,11 +213,16 @@ size_t weft__coll_chunk_bytes(void)
     return chunk;
 }
 
-weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft_request_t *req)
+weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
+                               weft_request_t *req)
 {
     struct weft_request *r;
-    weft_result_t rc = weft__request_create(comm, 1, &r);
+    weft_result_t rc;
 
+    c->comm = comm; /* the check reads the communicator's size */
+    if (weft__coll_check_enabled() && !(c = weft__coll_checked(c, kind)))
+        return WEFT_ERR_NO_MEMORY;
+    rc = weft__request_create(comm, 1, &r);
     if (rc != WEFT_SUCCESS) {
         weft__coll_free(c);
         return rc;

@@ -35,6 +35,7 @@ typedef struct weft__coll {
     struct weft_request *inner;  /* the current round's batch, or NULL */
     struct weft__coll *child;    /* a collective run as one step of this one */
     weft_result_t result;
+    char why[256];               /* what failed, for the wait to report */
     int finished;                /* the step said done: never step again */
     /* Arguments and working state of the algorithm. */
     const void *sendbuf;
@@ -76,8 +77,25 @@ weft_result_t weft__coll_poll(weft__coll_t *c, int *done);
 void weft__coll_cancel(weft__coll_t *c, weft_result_t rc);
 void weft__coll_free(weft__coll_t *c);
 
-/* Starts a collective: a request whose progress is c's. */
-weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft_request_t *req);
+/* What a collective is, for the cross-rank argument check (WEFT_CHECK). */
+typedef enum weft__coll_kind {
+    WEFT__COLL_BARRIER, WEFT__COLL_BCAST, WEFT__COLL_REDUCE, WEFT__COLL_ALLREDUCE,
+    WEFT__COLL_REDUCE_SCATTER, WEFT__COLL_SCAN, WEFT__COLL_EXSCAN, WEFT__COLL_GATHER,
+    WEFT__COLL_SCATTER, WEFT__COLL_ALLGATHER, WEFT__COLL_ALLTOALL, WEFT__COLL_GATHER_AXIS,
+    WEFT__COLL_ALLGATHER_AXIS, WEFT__COLL_SCATTER_AXIS, WEFT__COLL_REDUCE_SCATTER_AXIS,
+    WEFT__COLL_ALLTOALL_AXIS, WEFT__COLL_BCAST_BYTES, WEFT__COLL_ALLGATHER_BYTES,
+    WEFT__COLL_NKINDS
+} weft__coll_kind_t;
+
+/* Starts a collective of the given kind: a request whose progress is c's.
+ * With WEFT_CHECK=1 the ranks first compare their arguments
+ * (coll_check.c). Frees c on failure. */
+weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
+                               weft_request_t *req);
+/* Whether WEFT_CHECK=1; if so, wraps c in the check that runs first and
+ * returns the wrapper (NULL: out of memory, c freed). */
+int weft__coll_check_enabled(void);
+weft__coll_t *weft__coll_checked(weft__coll_t *c, weft__coll_kind_t kind);
 
 /* Algorithms: each sets c->step. Rooted and v-forms read their arguments
  * from c (root, scounts/sdispls/rcounts/rdispls). */

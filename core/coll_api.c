@@ -26,7 +26,7 @@ WEFT_API weft_result_t weft_ibarrier(weft_comm_t comm, weft_request_t *req)
     if (!(c = weft__coll_new(NULL, NULL, 0, 1, WEFT_UINT8, WEFT_SUM, 0)))
         return WEFT_ERR_NO_MEMORY;
     weft__barrier_dissemination(c);
-    return weft__coll_start(comm, c, req);
+    return weft__coll_start(comm, c, WEFT__COLL_BARRIER, req);
 }
 
 WEFT_API weft_result_t weft_barrier(weft_comm_t comm)
@@ -53,7 +53,7 @@ WEFT_API weft_result_t weft_ibroadcast(void *buf, size_t count, weft_dtype_t dt,
     if (!(c = weft__coll_new(NULL, buf, count, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
     weft__bcast_binomial(c);
-    return weft__coll_start(comm, c, req);
+    return weft__coll_start(comm, c, WEFT__COLL_BCAST, req);
 }
 
 WEFT_API weft_result_t weft_broadcast(void *buf, size_t count, weft_dtype_t dt, int root,
@@ -86,7 +86,7 @@ WEFT_API weft_result_t weft_iallreduce(const void *sendbuf, void *recvbuf, size_
     if ((rc = weft__coll_apply_op(c, op, input_of(sendbuf, recvbuf), count)) != WEFT_SUCCESS)
         return rc;
     weft__allreduce_ring(c);
-    return weft__coll_start(comm, c, req);
+    return weft__coll_start(comm, c, WEFT__COLL_ALLREDUCE, req);
 }
 
 WEFT_API weft_result_t weft_allreduce(const void *sendbuf, void *recvbuf, size_t count,
@@ -123,7 +123,7 @@ WEFT_API weft_result_t weft_ireduce(const void *sendbuf, void *recvbuf, size_t c
     if ((rc = weft__coll_apply_op(c, op, c->sendbuf, count)) != WEFT_SUCCESS)
         return rc;
     weft__reduce_binomial(c);
-    return weft__coll_start(comm, c, req);
+    return weft__coll_start(comm, c, WEFT__COLL_REDUCE, req);
 }
 
 WEFT_API weft_result_t weft_reduce(const void *sendbuf, void *recvbuf, size_t count,
@@ -168,7 +168,7 @@ static weft_result_t start_reduce_scatter(const char *fn, const void *sendbuf, v
     if ((rc = weft__coll_apply_op(c, op, in_place ? recvbuf : sendbuf, total)) != WEFT_SUCCESS)
         return rc;
     weft__reduce_scatterv_ring(c);
-    return weft__coll_start(comm, c, req);
+    return weft__coll_start(comm, c, WEFT__COLL_REDUCE_SCATTER, req);
 }
 
 WEFT_API weft_result_t weft_ireduce_scatterv(const void *sendbuf, void *recvbuf,
@@ -241,7 +241,7 @@ static weft_result_t start_scan(const char *fn, const void *sendbuf, void *recvb
     if ((rc = weft__coll_apply_op(c, op, input_of(sendbuf, recvbuf), count)) != WEFT_SUCCESS)
         return rc;
     weft__scan_recursive_doubling(c, exclusive);
-    return weft__coll_start(comm, c, req);
+    return weft__coll_start(comm, c, exclusive ? WEFT__COLL_EXSCAN : WEFT__COLL_SCAN, req);
 }
 
 WEFT_API weft_result_t weft_iscan(const void *sendbuf, void *recvbuf, size_t count,

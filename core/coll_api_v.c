@@ -27,7 +27,8 @@ static size_t *even_layout(const char *fn, int n, size_t count)
 }
 
 /* Starts c with its vectors, or frees it. */
-static weft_result_t start_v(weft_comm_t comm, weft__coll_t *c, const size_t *scounts,
+static weft_result_t start_v(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
+                             const size_t *scounts,
                              const size_t *sdispls, const size_t *rcounts, const size_t *rdispls,
                              weft_request_t *req)
 {
@@ -37,7 +38,7 @@ static weft_result_t start_v(weft_comm_t comm, weft__coll_t *c, const size_t *sc
         weft__coll_free(c);
         return rc;
     }
-    return weft__coll_start(comm, c, req);
+    return weft__coll_start(comm, c, kind, req);
 }
 
 /* ------------------------------------------------------------------ gather */
@@ -70,7 +71,7 @@ static weft_result_t start_gather(const char *fn, const void *sendbuf, size_t se
     if (!(c = weft__coll_new(sendbuf, recvbuf, sendcount, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
     weft__gatherv_linear(c);
-    return start_v(comm, c, NULL, NULL, at_root ? recvcounts : NULL,
+    return start_v(comm, c, WEFT__COLL_GATHER, NULL, NULL, at_root ? recvcounts : NULL,
                    at_root ? displs : NULL, req);
 }
 
@@ -157,8 +158,8 @@ static weft_result_t start_scatter(const char *fn, const void *sendbuf, const si
     if (!(c = weft__coll_new(sendbuf, recvbuf, recvcount, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
     weft__scatterv_linear(c);
-    return start_v(comm, c, at_root ? sendcounts : NULL, at_root ? displs : NULL, NULL, NULL,
-                   req);
+    return start_v(comm, c, WEFT__COLL_SCATTER, at_root ? sendcounts : NULL,
+                   at_root ? displs : NULL, NULL, NULL, req);
 }
 
 WEFT_API weft_result_t weft_iscatterv(const void *sendbuf, const size_t *sendcounts,
@@ -244,7 +245,7 @@ static weft_result_t start_allgather(const char *fn, const void *sendbuf, size_t
                              WEFT_SUM, 0)))
         return WEFT_ERR_NO_MEMORY;
     weft__allgatherv_ring(c);
-    return start_v(comm, c, NULL, NULL, recvcounts, displs, req);
+    return start_v(comm, c, WEFT__COLL_ALLGATHER, NULL, NULL, recvcounts, displs, req);
 }
 
 WEFT_API weft_result_t weft_iallgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
@@ -336,7 +337,7 @@ static weft_result_t start_alltoall(const char *fn, const void *sendbuf,
                              WEFT_SUM, 0)))
         return WEFT_ERR_NO_MEMORY;
     weft__alltoallv_pairwise(c);
-    return start_v(comm, c, sendcounts, sdispls, recvcounts, rdispls, req);
+    return start_v(comm, c, WEFT__COLL_ALLTOALL, sendcounts, sdispls, recvcounts, rdispls, req);
 }
 
 WEFT_API weft_result_t weft_ialltoallv(const void *sendbuf, const size_t *sendcounts,

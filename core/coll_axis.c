@@ -177,6 +177,12 @@ static weft_result_t axis_shape(const char *fn, int ndims, const size_t *shape, 
     return WEFT_SUCCESS;
 }
 
+static const weft__coll_kind_t axis_kinds[] = {
+    [AX_GATHER] = WEFT__COLL_GATHER_AXIS, [AX_ALLGATHER] = WEFT__COLL_ALLGATHER_AXIS,
+    [AX_SCATTER] = WEFT__COLL_SCATTER_AXIS, [AX_REDUCE_SCATTER] = WEFT__COLL_REDUCE_SCATTER_AXIS,
+    [AX_ALLTOALL] = WEFT__COLL_ALLTOALL_AXIS,
+};
+
 static weft_result_t start_axis(const char *fn, enum axis_kind kind, const void *sendbuf,
                                 void *recvbuf, int ndims, const size_t *shape, int axis,
                                 weft_dtype_t dt, weft_op_t op, int root, weft_comm_t comm,
@@ -234,7 +240,7 @@ static weft_result_t start_axis(const char *fn, enum axis_kind kind, const void 
     c->ctx = xp;
     c->ctx_free = axis_free;
     c->step = axis_step;
-    return weft__coll_start(comm, c, req);
+    return weft__coll_start(comm, c, axis_kinds[kind], req);
 }
 
 #define AXIS_BLOCKING(call)                                                        \

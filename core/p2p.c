@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/comm.h"
+#include "core/coll.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
@@ -210,7 +211,9 @@ static weft_result_t wait_one(const char *fn, weft_request_t *req, weft_status_t
                          sub->peer == WEFT_ANY_SOURCE ? sub->source : sub->peer);
                 break;
             }
-        if (rc == WEFT_ERR_TRUNCATED)
+        if (r->coll && r->coll->why[0])
+            weft__error(rc, "%s: %s", fn, r->coll->why);
+        else if (rc == WEFT_ERR_TRUNCATED)
             weft__error(rc, "%s: %s: the message had %zu bytes, the buffer holds %zu", fn,
                         what, r->subs[0].len, r->subs[0].bytes);
         else
