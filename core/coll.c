@@ -10,6 +10,7 @@
 #include "core/coll.h"
 #include "core/error.h"
 #include "core/request.h"
+#include "core/instance.h"
 
 /* Internal tags: bit 30 keeps them apart from communicator creation's; the
  * collective's sequence number keeps overlapping collectives apart. Within
@@ -135,7 +136,66 @@ static void reap(weft__coll_t *c, int *busy)
     }
 }
 
+static weft_result_t coll_poll_locked(weft__coll_t *c, int *done);
+
+/* One thread at a time advances a collective: the others (and a progress
+ * call nested in its own step) see it as still running. */
 weft_result_t weft__coll_poll(weft__coll_t *c, int *done)
+{
+    weft_result_t rc;
+
+    if (__atomic_exchange_n(&c->polling, 1, __ATOMIC_ACQUIRE)) {
+        *done = 0;
+        return WEFT_SUCCESS;
+    }
+    rc = coll_poll_locked(c, done);
+    __atomic_store_n(&c->polling, 0, __ATOMIC_RELEASE);
+    return rc;
+}
+
+void weft__coll_progress_all(weft__instance_t *inst)
+{
+    if (!__atomic_load_n(&inst->colls, __ATOMIC_RELAXED) || pthread_mutex_trylock(&inst->coll_lock))
+        return;
+    for (weft__coll_t *c = inst->colls; c; c = c->next_live) {
+        int done;
+
+        if (!c->finished)
+            weft__coll_poll(c, &done);
+    }
+    pthread_mutex_unlock(&inst->coll_lock);
+}
+
+static void live_add(weft__coll_t *c)
+{
+    weft__instance_t *inst = c->comm->inst;
+
+    pthread_mutex_lock(&inst->coll_lock);
+    c->next_live = inst->colls;
+    c->prev_live = NULL;
+    if (inst->colls)
+        inst->colls->prev_live = c;
+    inst->colls = c;
+    c->live = 1;
+    pthread_mutex_unlock(&inst->coll_lock);
+}
+
+static void live_remove(weft__coll_t *c)
+{
+    weft__instance_t *inst = c->comm->inst;
+
+    pthread_mutex_lock(&inst->coll_lock);
+    if (c->prev_live)
+        c->prev_live->next_live = c->next_live;
+    else
+        inst->colls = c->next_live;
+    if (c->next_live)
+        c->next_live->prev_live = c->prev_live;
+    c->live = 0;
+    pthread_mutex_unlock(&inst->coll_lock);
+}
+
+static weft_result_t coll_poll_locked(weft__coll_t *c, int *done)
 {
     *done = c->finished;
     while (!c->finished) {
@@ -184,6 +244,8 @@ void weft__coll_cancel(weft__coll_t *c, weft_result_t rc)
 
 void weft__coll_free(weft__coll_t *c)
 {
+    if (c->live)
+        live_remove(c);
     if (c->inner)
         weft__request_free(c->inner);
     if (c->child)
@@ -232,6 +294,7 @@ weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft__coll_kin
     c->seq = comm->coll_seq++;
     c->result = WEFT_SUCCESS;
     r->coll = c;
+    live_add(c);
     {
         int done = 0;
 

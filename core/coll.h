@@ -36,6 +36,11 @@ typedef struct weft__coll {
     struct weft__coll *child;    /* a collective run as one step of this one */
     weft_result_t result;
     char why[256];               /* what failed, for the wait to report */
+    int polling;                 /* a thread is in weft__coll_poll (atomic) */
+    /* A started top-level collective is on its instance's list of
+     * collectives in flight (inst->colls) until freed. */
+    struct weft__coll *next_live, *prev_live;
+    int live;
     int finished;                /* the step said done: never step again */
     /* Arguments and working state of the algorithm. */
     const void *sendbuf;
@@ -73,6 +78,9 @@ weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops);
 weft_result_t weft__coll_run_child(weft__coll_t *c, weft__coll_t *child);
 /* Advances c: reaps its round, runs steps; *done when finished. */
 weft_result_t weft__coll_poll(weft__coll_t *c, int *done);
+/* Advances every collective in flight on inst; skipped when another
+ * thread (or an enclosing call) is already at it. */
+void weft__coll_progress_all(weft__instance_t *inst);
 /* Fails c with rc: the round in flight is cancelled, no further one starts. */
 void weft__coll_cancel(weft__coll_t *c, weft_result_t rc);
 void weft__coll_free(weft__coll_t *c);

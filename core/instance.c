@@ -265,6 +265,7 @@ void weft__instance_release(weft__instance_t *inst)
     weft__bootstrap_finalize(inst->boot);
     free(inst->peers);
     pthread_mutex_destroy(&inst->lock);
+    pthread_mutex_destroy(&inst->coll_lock);
     free(inst);
 }
 
@@ -318,6 +319,7 @@ WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *worl
     if (!inst)
         return weft__error(WEFT_ERR_NO_MEMORY, "weft_init: cannot allocate the library state");
     pthread_mutex_init(&inst->lock, NULL);
+    pthread_mutex_init(&inst->coll_lock, NULL);
     inst->rank = params.rank;
     inst->size = params.size;
     inst->timeout_ms = params.timeout_ms;
@@ -382,6 +384,7 @@ err_unload:
     }
     free(inst->peers);
     pthread_mutex_destroy(&inst->lock);
+    pthread_mutex_destroy(&inst->coll_lock);
     free(inst);
     return rc;
 }

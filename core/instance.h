@@ -46,6 +46,13 @@ typedef struct weft__instance {
     int refs;                        /* communicators alive */
     uint32_t next_context;           /* next free matching context id */
     struct weft_request *detached;   /* freed by the user, still in flight */
+
+    /* Collectives in flight, advanced by every wait (progress.c): a rank
+     * waiting on one collective must keep the others it started moving,
+     * or two ranks waiting on different ones would wait for each other.
+     * coll_lock guards the list and is held while it is walked. */
+    pthread_mutex_t coll_lock;
+    struct weft__coll *colls;
 } weft__instance_t;
 
 /* Element size of dt, 0 for an invalid type. */

@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "core/coll.h"
 #include "core/comm.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -67,6 +68,7 @@ void weft__progress(weft__instance_t *inst)
         pl->ops->progress(pl->ctx);
         pthread_mutex_unlock(&pl->lock);
     }
+    weft__coll_progress_all(inst);
     if (inst->detached)
         reap_detached(inst);
 }
