@@ -107,8 +107,8 @@ weft__coll_t *weft__coll_checked(weft__coll_t *c, weft__coll_kind_t kind);
 
 /* Algorithms: each sets c->step. Rooted and v-forms read their arguments
  * from c (root, scounts/sdispls/rcounts/rdispls). */
-void weft__barrier_dissemination(weft__coll_t *c);     /* coll_algos.c */
-void weft__bcast_binomial(weft__coll_t *c);
+void weft__barrier_dissemination(weft__coll_t *c);     /* coll_barrier.c */
+void weft__bcast_binomial(weft__coll_t *c);            /* coll_tree.c */
 void weft__reduce_binomial(weft__coll_t *c);
 void weft__allreduce_ring(weft__coll_t *c);            /* coll_ring.c */
 void weft__reduce_scatterv_ring(weft__coll_t *c);
