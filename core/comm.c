@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/abort_notice.h"
 #include "core/comm.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -69,6 +70,10 @@ weft_result_t weft__comm_create(weft__instance_t *inst, int n, const int *world_
     comm->internal->internal = NULL;
     pthread_mutex_lock(&inst->lock);
     inst->refs++;
+    comm->next_comm = inst->comms;
+    if (inst->comms)
+        inst->comms->prev_comm = comm;
+    inst->comms = comm;
     pthread_mutex_unlock(&inst->lock);
     *out = comm;
     return WEFT_SUCCESS;
@@ -126,6 +131,14 @@ void weft__comm_free(weft_comm_t comm)
         internal->magic = 0;
         free(internal);
     }
+    pthread_mutex_lock(&inst->lock);
+    if (comm->prev_comm)
+        comm->prev_comm->next_comm = comm->next_comm;
+    else
+        inst->comms = comm->next_comm;
+    if (comm->next_comm)
+        comm->next_comm->prev_comm = comm->prev_comm;
+    pthread_mutex_unlock(&inst->lock);
     comm->magic = 0;
     free(comm->world_ranks);
     free(comm->comm_rank_of);
@@ -147,13 +160,8 @@ WEFT_API weft_result_t weft_comm_destroy(weft_comm_t comm)
     return WEFT_SUCCESS;
 }
 
-WEFT_API weft_result_t weft_comm_abort(weft_comm_t comm)
+void weft__comm_abort_local(weft_comm_t comm)
 {
-    weft_result_t rc = weft__comm_check(comm, "weft_comm_abort");
-
-    if (rc != WEFT_SUCCESS)
-        return rc;
-    WEFT_INFO(INIT, "communicator %u aborted by the application", comm->context_id);
     comm->aborted = 1;
     for (struct weft_request *req = comm->active; req; req = req->next_active)
         weft__request_cancel(req, WEFT_ERR_ABORTED);
@@ -162,8 +170,19 @@ WEFT_API weft_result_t weft_comm_abort(weft_comm_t comm)
         for (struct weft_request *req = comm->internal->active; req; req = req->next_active)
             weft__request_cancel(req, WEFT_ERR_ABORTED);
     }
-    /* Peers learn of it when their connections to this rank drop: on the
-     * world communicator the job is over for this rank. */
+}
+
+WEFT_API weft_result_t weft_comm_abort(weft_comm_t comm)
+{
+    weft_result_t rc = weft__comm_check(comm, "weft_comm_abort");
+
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    WEFT_INFO(INIT, "communicator %u aborted by the application", comm->context_id);
+    weft__comm_abort_local(comm);
+    /* On the world communicator the job is over for this rank: peers learn
+     * of it when their connections to it drop. Elsewhere the members get a
+     * notice and the connections stay. */
     if (comm->is_world) {
         weft__instance_t *inst = comm->inst;
 
@@ -174,6 +193,8 @@ WEFT_API weft_result_t weft_comm_abort(weft_comm_t comm)
             pl->ops->disconnect(pl->ctx, w);
             pthread_mutex_unlock(&pl->lock);
         }
+    } else {
+        weft__abort_notify(comm);
     }
     return WEFT_SUCCESS;
 }

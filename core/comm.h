@@ -43,6 +43,8 @@ struct weft_comm {
      * tables and is freed with this communicator. NULL on itself. */
     struct weft_comm *internal;
     uint32_t coll_seq;               /* collectives started on this comm */
+    /* inst->comms, so that an abort notice finds its communicator. */
+    struct weft_comm *next_comm, *prev_comm;
 };
 
 /* Tag encoding of the transport ABI. */
@@ -59,5 +61,8 @@ weft_result_t weft__comm_check(weft_comm_t comm, const char *fn);
 weft_result_t weft__comm_create(weft__instance_t *inst, int n, const int *world_ranks,
                                 uint32_t context_id, weft_comm_t *out);
 void weft__comm_free(weft_comm_t comm);
+/* Marks comm aborted here and fails what is pending on it with
+ * WEFT_ERR_ABORTED (weft_comm_abort, or a notice from another member). */
+void weft__comm_abort_local(weft_comm_t comm);
 
 #endif /* WEFT_CORE_COMM_H */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/abort_notice.h"
 #include "core/comm.h"
 #include "core/error.h"
 #include "core/init_method.h"
@@ -261,6 +262,7 @@ void weft__instance_release(weft__instance_t *inst)
         return;
     /* Every request belongs to a communicator, and each communicator
      * freed its own: inst->detached is empty here. */
+    weft__abort_finalize(inst);
     weft__plugins_unload(&inst->plugins);
     weft__bootstrap_finalize(inst->boot);
     free(inst->peers);
@@ -367,6 +369,10 @@ WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *worl
     if (rc != WEFT_SUCCESS)
         goto err_boot;
     (*world)->is_world = 1;
+    /* Without notices a sub-communicator's abort is only seen here; the
+     * job still runs. */
+    if (weft__abort_listen(inst) != WEFT_SUCCESS)
+        WEFT_WARN(INIT, "%s", weft__get_error());
     WEFT_INFO(INIT, "rank %d of %d ready: job %s, local rank %d of %d", inst->rank, inst->size,
               inst->job_id, inst->local_rank, inst->local_size);
     return WEFT_SUCCESS;

@@ -53,6 +53,9 @@ typedef struct weft__instance {
      * coll_lock guards the list and is held while it is walked. */
     pthread_mutex_t coll_lock;
     struct weft__coll *colls;
+
+    struct weft_comm *comms;         /* every live communicator (under lock) */
+    struct notice_state *notices;    /* abort notices (abort_notice.c) */
 } weft__instance_t;
 
 /* Element size of dt, 0 for an invalid type. */

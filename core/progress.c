@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "core/abort_notice.h"
 #include "core/coll.h"
 #include "core/comm.h"
 #include "core/error.h"
@@ -69,6 +70,7 @@ void weft__progress(weft__instance_t *inst)
         pthread_mutex_unlock(&pl->lock);
     }
     weft__coll_progress_all(inst);
+    weft__abort_poll(inst);
     if (inst->detached)
         reap_detached(inst);
 }

@@ -34,6 +34,7 @@ static const struct subcommand subcommands[] = {
     { "batch", 2, NULL, mp_p2p_batch, "weft_batch_isend_irecv with both neighbours" },
     { "nonblocking", 2, NULL, mp_p2p_nonblocking, "many requests, test, waitall, free" },
     { "abort", 2, NULL, mp_p2p_abort, "rank 0 aborts the world communicator" },
+    { "subabort", 2, NULL, mp_p2p_subabort, "rank 0 aborts a duplicate of the world" },
     { "peerlost", 2, mp_p2p_peerlost_prepare, mp_p2p_peerlost,
       "the last rank dies in the middle of a transfer" },
 };

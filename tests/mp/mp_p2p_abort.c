@@ -55,3 +55,43 @@ void mp_p2p_abort(weft_comm_t world, int rank, int size)
               "WEFT_ERR_ABORTED", weft_strerror(rc));
     MP_ASSERT(mp_now() - t0 < PROMPT_S, "the receive took %.1f s to fail", mp_now() - t0);
 }
+
+/* weft_comm_abort on a duplicate of the world: the other members' pending
+ * receive and collective on it fail promptly with WEFT_ERR_ABORTED, later
+ * operations on it fail at once, and the world communicator still works. */
+void mp_p2p_subabort(weft_comm_t world, int rank, int size)
+{
+    weft_comm_t sub;
+    int v = rank, got = -1;
+    int64_t x = rank, sum = 0;
+    weft_result_t rc;
+    double t0;
+
+    MP_CHECK(weft_comm_dup(world, &sub));
+    /* Rank 1 waits on a receive from rank 0, the others in an allreduce
+     * that rank 0 never joins. */
+    mp_barrier(world);
+    if (rank == 0) {
+        mp_sleep_us(200000); /* let the others block first */
+        MP_CHECK(weft_comm_abort(sub));
+        rc = weft_send(&v, 1, WEFT_INT32, 1, 6, sub);
+        MP_ASSERT(rc == WEFT_ERR_ABORTED, "send after abort: %s", weft_strerror(rc));
+    } else {
+        t0 = mp_now();
+        if (rank == 1)
+            rc = weft_recv(&got, 1, WEFT_INT32, 0, 6, sub, NULL);
+        else
+            rc = weft_allreduce(&x, &sum, 1, WEFT_INT64, WEFT_SUM, sub);
+        MP_ASSERT(rc == WEFT_ERR_ABORTED, "%s on the aborted communicator: %s (%s), expected "
+                  "WEFT_ERR_ABORTED", rank == 1 ? "receive" : "allreduce", weft_strerror(rc),
+                  weft_last_error());
+        MP_ASSERT(mp_now() - t0 < PROMPT_S, "it took %.1f s to fail", mp_now() - t0);
+        rc = weft_barrier(sub);
+        MP_ASSERT(rc == WEFT_ERR_ABORTED, "barrier after the notice: %s", weft_strerror(rc));
+    }
+    /* The world is untouched. */
+    MP_CHECK(weft_allreduce(&x, &sum, 1, WEFT_INT64, WEFT_SUM, world));
+    MP_ASSERT(sum == (int64_t)size * (size - 1) / 2, "world allreduce after the abort: %lld",
+              (long long)sum);
+    MP_CHECK(weft_comm_destroy(sub));
+}

@@ -29,6 +29,7 @@ void mp_p2p_nonblocking(weft_comm_t world, int rank, int size);
 
 /* mp_p2p_abort.c */
 void mp_p2p_abort(weft_comm_t world, int rank, int size);
+void mp_p2p_subabort(weft_comm_t world, int rank, int size);
 
 /* mp_p2p_peerlost.c: needs the marker directory of run.sh */
 void mp_p2p_peerlost_prepare(void);
