@@ -259,6 +259,28 @@ void weft__coll_free(weft__coll_t *c)
     free(c);
 }
 
+void weft__coll_describe(const weft__coll_t *c, char *buf, size_t cap)
+{
+    const weft__coll_t *at = c;
+    int n;
+
+    n = snprintf(buf, cap, "weft_%s", (unsigned)c->kind < WEFT__COLL_NKINDS
+                 ? weft__coll_kind_names[c->kind] : "collective");
+    while (at->child)
+        at = at->child;
+    if (!at->inner || n < 0 || (size_t)n >= cap)
+        return;
+    for (int i = 0; i < at->inner->nsub; i++) {
+        const weft__subop_t *sub = &at->inner->subs[i];
+
+        if (sub->state == WEFT__SUBOP_DONE)
+            continue;
+        snprintf(buf + n, cap - (size_t)n, ", waiting to %s rank %d,", sub->kind ==
+                 WEFT_P2P_SEND ? "send to" : "receive from", sub->peer);
+        return;
+    }
+}
+
 size_t weft__coll_chunk_bytes(void)
 {
     static size_t chunk;
@@ -282,8 +304,12 @@ weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft__coll_kin
     weft_result_t rc;
 
     c->comm = comm; /* the check reads the communicator's size */
-    if (weft__coll_check_enabled() && !(c = weft__coll_checked(c, kind)))
-        return WEFT_ERR_NO_MEMORY;
+    c->kind = (int)kind;
+    if (weft__coll_check_enabled()) {
+        if (!(c = weft__coll_checked(c, kind)))
+            return WEFT_ERR_NO_MEMORY;
+        c->kind = (int)kind;
+    }
     rc = weft__request_create(comm, 1, &r);
     if (rc != WEFT_SUCCESS) {
         weft__coll_free(c);

@@ -37,6 +37,7 @@ typedef struct weft__coll {
     weft_result_t result;
     char why[256];               /* what failed, for the wait to report */
     int polling;                 /* a thread is in weft__coll_poll (atomic) */
+    int kind;                    /* weft__coll_kind_t of a started collective */
     /* A started top-level collective is on its instance's list of
      * collectives in flight (inst->colls) until freed. */
     struct weft__coll *next_live, *prev_live;
@@ -81,6 +82,8 @@ weft_result_t weft__coll_poll(weft__coll_t *c, int *done);
 /* Advances every collective in flight on inst; skipped when another
  * thread (or an enclosing call) is already at it. */
 void weft__coll_progress_all(weft__instance_t *inst);
+/* "allreduce, waiting to receive from rank 3": for timeout messages. */
+void weft__coll_describe(const weft__coll_t *c, char *buf, size_t cap);
 /* Fails c with rc: the round in flight is cancelled, no further one starts. */
 void weft__coll_cancel(weft__coll_t *c, weft_result_t rc);
 void weft__coll_free(weft__coll_t *c);
@@ -94,6 +97,8 @@ typedef enum weft__coll_kind {
     WEFT__COLL_ALLTOALL_AXIS, WEFT__COLL_BCAST_BYTES, WEFT__COLL_ALLGATHER_BYTES,
     WEFT__COLL_NKINDS
 } weft__coll_kind_t;
+
+extern const char *const weft__coll_kind_names[WEFT__COLL_NKINDS];
 
 /* Starts a collective of the given kind: a request whose progress is c's.
  * With WEFT_CHECK=1 the ranks first compare their arguments

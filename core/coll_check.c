@@ -19,7 +19,7 @@
 #include "core/coll.h"
 #include "core/error.h"
 
-static const char *const kind_names[WEFT__COLL_NKINDS] = {
+const char *const weft__coll_kind_names[WEFT__COLL_NKINDS] = {
     "barrier", "broadcast", "reduce", "allreduce", "reduce_scatter", "scan", "exscan",
     "gather", "scatter", "allgather", "alltoall", "gather_axis", "allgather_axis",
     "scatter_axis", "reduce_scatter_axis", "alltoall_axis", "broadcast_bytes",
@@ -130,8 +130,8 @@ static int64_t judge(check_t *k, const weft__coll_t *c)
             if (mine[f] != theirs[f]) {
                 if (f == 0)
                     snprintf(k->why, sizeof(k->why), "rank %d called %s and rank %d %s", me,
-                             kind_names[a->kind], r, (unsigned)s[r].kind < WEFT__COLL_NKINDS
-                             ? kind_names[s[r].kind] : "something else");
+                             weft__coll_kind_names[a->kind], r, (unsigned)s[r].kind < WEFT__COLL_NKINDS
+                             ? weft__coll_kind_names[s[r].kind] : "something else");
                 else if (f == 5)
                     snprintf(k->why, sizeof(k->why), "ranks %d and %d pass different %s", me, r,
                              fields[f]);
@@ -198,10 +198,10 @@ static weft_result_t check_step(weft__coll_t *c, int *done)
         if (k->agreed) {
             if (k->verdict)
                 return weft__error(WEFT_ERR_MISMATCH, "weft_%s: WEFT_CHECK: %s",
-                                   kind_names[k->kind], k->why);
+                                   weft__coll_kind_names[k->kind], k->why);
             return weft__error(WEFT_ERR_MISMATCH, "weft_%s: WEFT_CHECK: the ranks' arguments "
                                "differ (rank %lld found it; see its error)",
-                               kind_names[k->kind], (long long)k->agreed - 1);
+                               weft__coll_kind_names[k->kind], (long long)k->agreed - 1);
         }
         g = k->inner;
         k->inner = NULL;

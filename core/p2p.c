@@ -150,6 +150,10 @@ WEFT_API weft_result_t weft_batch_isend_irecv(int n, const weft_p2p_op_t *ops, w
 /* Describes the first unfinished operation of req, for timeout messages. */
 static void describe_pending(const struct weft_request *req, char *buf, size_t cap)
 {
+    if (req->coll) {
+        weft__coll_describe(req->coll, buf, cap);
+        return;
+    }
     for (int i = 0; i < req->nsub; i++) {
         const weft__subop_t *sub = &req->subs[i];
 
