@@ -119,19 +119,26 @@ static void sub_group_mismatch(weft_comm_t world, int rank, int size)
     MP_ASSERT(g == NULL, "a failed create_group wrote its output");
 }
 
-/* All ranks of a weftrun job share this node. */
+/* The ranks of this node: weftrun numbers each node's ranks contiguously
+ * and says how many there are in LOCAL_WORLD_SIZE (all of the job when
+ * unset: one node). */
 static void sub_node(weft_comm_t world, int rank, int size)
 {
-    int *expect = mp_alloc((size_t)size * sizeof(int)), lr = -1, ls = -1;
+    const char *lws = getenv("LOCAL_WORLD_SIZE");
+    int per_node = lws ? atoi(lws) : size, lr = -1, ls = -1, first, *expect;
     weft_comm_t node = NULL;
 
-    for (int r = 0; r < size; r++)
-        expect[r] = r;
+    MP_ASSERT(per_node > 0 && size % per_node == 0, "LOCAL_WORLD_SIZE %s does not divide %d",
+              lws, size);
+    first = rank / per_node * per_node;
+    expect = mp_alloc((size_t)per_node * sizeof(int));
+    for (int r = 0; r < per_node; r++)
+        expect[r] = first + r;
     MP_CHECK(weft_comm_split_node(world, &node));
-    check_comm(node, size, expect, "split_node");
+    check_comm(node, per_node, expect, "split_node");
     MP_CHECK(weft_comm_local_rank(node, &lr));
     MP_CHECK(weft_comm_local_size(node, &ls));
-    MP_ASSERT(lr == rank && ls == size, "local rank %d of %d", lr, ls);
+    MP_ASSERT(lr == rank - first && ls == per_node, "local rank %d of %d", lr, ls);
     MP_CHECK(weft_comm_destroy(node));
     free(expect);
 }

@@ -1,0 +1,4 @@
+#!/bin/sh
+# Four simulated hosts (network namespaces), two ranks each.
+nhosts=4
+. "${srcdir:-.}/tests/netns/hosts.sh"

@@ -1,0 +1,63 @@
+# hosts.sh: the multi-host test, sourced by hosts-2.sh and hosts-4.sh with
+# nhosts set: that many simulated hosts (tests/netns/netns-lib.sh), two ranks
+# on each, started by one weftrun per host in multi-node mode:
+#  1. the transport matrix that WEFT_DEBUG=INFO prints shows the node-local
+#     transport inside each host (shm when built, else sockets) and sockets
+#     between hosts;
+#  2. the collectives conformance programs pass across the hosts.
+
+nhosts=${nhosts:?}
+per_host=2
+n=$((nhosts * per_host))
+. "${srcdir:-.}/tests/netns/netns-lib.sh"
+
+netns_require
+plugins=$top/plugins/sockets/.libs
+local_transport=sockets
+if [ -e "$top/plugins/shm/.libs/weft-shm.so" ]; then
+    plugins=$plugins:$top/plugins/shm/.libs
+    local_transport=shm
+fi
+export WEFT_PLUGIN_PATH=$plugins WEFT_TIMEOUT=60
+unset MASTER_ADDR MASTER_PORT RANK WORLD_SIZE WEFT_INIT_METHOD WEFT_RANK SLURM_PROCID \
+    OMPI_COMM_WORLD_RANK PMIX_RANK PMIX_NAMESPACE WEFT_HOSTID
+netns_create "$nhosts" || { echo "FAIL: cannot build $nhosts simulated hosts"; exit 1; }
+
+fail=0
+
+# 1. The transport matrix. Rank r is on host r / per_host.
+if ! WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=TRANSPORT netns_run "$nhosts" "$per_host" 60 \
+        "$top/tests/mp/mp_p2p" ring; then
+    echo "FAIL: mp_p2p ring across $nhosts hosts"
+    netns_dump "$nhosts"
+    exit 1
+fi
+r=0
+while [ "$r" -lt "$n" ]; do
+    line=$(cat "$netns_tmp"/host*.out | grep "^\[$r\]:" | grep "transport per rank:" | head -1)
+    [ -n "$line" ] || { echo "FAIL: rank $r printed no transport matrix"; fail=1; }
+    p=0
+    while [ "$p" -lt "$n" ]; do
+        if [ $((p / per_host)) = $((r / per_host)) ]; then want=$local_transport; else want=sockets; fi
+        case "$line" in
+        *" $p:$want"*) ;;
+        *) echo "FAIL: rank $r reaches rank $p not through $want: $line"; fail=1 ;;
+        esac
+        p=$((p + 1))
+    done
+    r=$((r + 1))
+done
+[ "$fail" = 0 ] && echo "transport matrix at $n ranks on $nhosts hosts: $local_transport inside hosts, sockets between"
+
+# 2. Collectives across the hosts.
+for prog in mp_coll mp_overlap "mp_comm split group node dup mesh"; do
+    # shellcheck disable=SC2086 # prog carries its arguments
+    if netns_run "$nhosts" "$per_host" 240 $top/tests/mp/$prog; then
+        echo "$prog: passed at $n ranks on $nhosts hosts"
+    else
+        echo "FAIL: $prog at $n ranks on $nhosts hosts"
+        netns_dump "$nhosts"
+        fail=1
+    fi
+done
+exit "$fail"
