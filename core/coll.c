@@ -68,6 +68,8 @@ weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops)
     for (int i = 0; i < n; i++) {
         tagged[i] = ops[i];
         tagged[i].tag = COLL_TAG(c->seq);
+        if (c->members)
+            tagged[i].peer = c->members[ops[i].peer];
     }
     c->round++;
     rc = weft_batch_isend_irecv(n, tagged, c->comm->internal, &c->inner);
@@ -76,8 +78,17 @@ weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops)
     return rc;
 }
 
+void weft__coll_set_group(weft__coll_t *c, int n, int me, const int *members)
+{
+    c->gsize = n;
+    c->grank = me;
+    c->members = members;
+}
+
 weft_result_t weft__coll_run_child(weft__coll_t *c, weft__coll_t *child)
 {
+    if (!child->gsize)
+        weft__coll_set_group(child, c->gsize, c->grank, c->members);
     child->comm = c->comm;
     child->seq = c->seq;
     child->result = WEFT_SUCCESS;
@@ -305,10 +316,12 @@ weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft__coll_kin
 
     c->comm = comm; /* the check reads the communicator's size */
     c->kind = (int)kind;
+    weft__coll_set_group(c, comm->size, comm->rank, NULL);
     if (weft__coll_check_enabled()) {
         if (!(c = weft__coll_checked(c, kind)))
             return WEFT_ERR_NO_MEMORY;
         c->kind = (int)kind;
+        weft__coll_set_group(c, comm->size, comm->rank, NULL);
     }
     rc = weft__request_create(comm, 1, &r);
     if (rc != WEFT_SUCCESS) {

@@ -34,6 +34,13 @@ typedef struct weft__coll {
     uint32_t seq;                /* the collective's number on comm */
     struct weft_request *inner;  /* the current round's batch, or NULL */
     struct weft__coll *child;    /* a collective run as one step of this one */
+    /* The group the algorithm runs over: gsize members, this rank member
+     * grank; member i is rank members[i] of comm (members NULL: the whole
+     * communicator in its own order). Algorithms address peers by member
+     * index; weft__coll_post maps them. A collective inherits its
+     * parent's group unless the parent gave it a subgroup. */
+    int gsize, grank;
+    const int *members;
     weft_result_t result;
     char why[256];               /* what failed, for the wait to report */
     int polling;                 /* a thread is in weft__coll_poll (atomic) */
@@ -71,7 +78,11 @@ weft_result_t weft__coll_set_vectors(weft__coll_t *c, int n, const size_t *scoun
                                      const size_t *sdispls, const size_t *rcounts,
                                      const size_t *rdispls);
 
-/* Posts one round: n operations, peers as ranks of the communicator. */
+/* Runs c over a subgroup of its parent's communicator: n members, this
+ * rank member me (members must outlive c). */
+void weft__coll_set_group(weft__coll_t *c, int n, int me, const int *members);
+
+/* Posts one round: n operations, peers as member indices of c's group. */
 weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops);
 /* Runs child as the next step of c, on c's communicator and sequence
  * number (it talks to the same peers in the same order, so its messages

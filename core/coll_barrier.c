@@ -9,7 +9,7 @@
  * rounds every rank has heard, transitively, from every other. */
 static weft_result_t barrier_step(weft__coll_t *c, int *done)
 {
-    int n = c->comm->size, me = c->comm->rank, dist = 1 << c->round;
+    int n = c->gsize, me = c->grank, dist = 1 << c->round;
     weft_p2p_op_t ops[2];
 
     if (dist >= n) {

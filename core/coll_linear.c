@@ -33,7 +33,7 @@ static weft_result_t post_all(weft__coll_t *c, weft_p2p_op_t *ops, int nops, int
  * comes from sendbuf unless in place. Others send count elements. */
 static weft_result_t gather_step(weft__coll_t *c, int *done)
 {
-    int n = c->comm->size, me = c->comm->rank, nops = 0;
+    int n = c->gsize, me = c->grank, nops = 0;
     char *rb = c->recvbuf;
     weft_p2p_op_t *ops;
 
@@ -71,7 +71,7 @@ void weft__gatherv_linear(weft__coll_t *c)
  * elements. */
 static weft_result_t scatter_step(weft__coll_t *c, int *done)
 {
-    int n = c->comm->size, me = c->comm->rank, nops = 0;
+    int n = c->gsize, me = c->grank, nops = 0;
     const char *sb = c->sendbuf;
     weft_p2p_op_t *ops;
 
@@ -108,7 +108,7 @@ void weft__scatterv_linear(weft__coll_t *c)
  * aside, laid out by rcounts/rdispls as MPI does. */
 static weft_result_t alltoall_step(weft__coll_t *c, int *done)
 {
-    int n = c->comm->size, me = c->comm->rank, k = c->phase;
+    int n = c->gsize, me = c->grank, k = c->phase;
     const char *sb = c->sendbuf;
     char *rb = c->recvbuf;
     weft_p2p_op_t ops[2];

@@ -58,12 +58,12 @@ static size_t chunk_len(const ring_t *g, int b, int j)
 
 static int send_block(const weft__coll_t *c, int s)
 {
-    return mod(c->comm->rank - s - 1, c->comm->size);
+    return mod(c->grank - s - 1, c->gsize);
 }
 
 static int recv_block(const weft__coll_t *c, int s)
 {
-    return mod(c->comm->rank - s - 2, c->comm->size);
+    return mod(c->grank - s - 2, c->gsize);
 }
 
 static int rounds_in_step(const weft__coll_t *c, const ring_t *g, int s)
@@ -80,14 +80,14 @@ static char *sum_at(const weft__coll_t *c, const ring_t *g, int s, int b, int j)
 
     if (g->in_recvbuf)
         return (char *)c->recvbuf + g->off[b] * c->esize + skip;
-    if (s == c->comm->size - 2)
+    if (s == c->gsize - 2)
         return g->out + skip;
     return g->part[s % 2] + skip;
 }
 
 static weft_result_t rs_post(weft__coll_t *c, ring_t *g)
 {
-    int n = c->comm->size, me = c->comm->rank, s = g->s, j = g->j;
+    int n = c->gsize, me = c->grank, s = g->s, j = g->j;
     int bs = send_block(c, s), br = recv_block(c, s), nops = 0;
     weft_p2p_op_t ops[2];
 
@@ -123,7 +123,7 @@ static void rs_reduce(weft__coll_t *c, const ring_t *g, int s, int j, int parity
  * round, reduces what arrived; *finished when block r is complete. */
 static weft_result_t rs_advance(weft__coll_t *c, ring_t *g, int *finished)
 {
-    int n = c->comm->size, s = g->s, j = g->j, parity = g->parity;
+    int n = c->gsize, s = g->s, j = g->j, parity = g->parity;
     int last_step = n - 2, post_first;
     weft_result_t rc = WEFT_SUCCESS;
 
@@ -165,7 +165,7 @@ static void ring_free(void *p)
 static weft_result_t ring_new(weft__coll_t *c, const size_t *off, const size_t *cnt,
                               const char *in, int in_recvbuf, ring_t **out)
 {
-    int n = c->comm->size;
+    int n = c->gsize;
     size_t chunk_bytes = weft__coll_chunk_bytes(), largest = 0;
     ring_t *g = calloc(1, sizeof(*g));
 
@@ -201,7 +201,7 @@ static weft_result_t ring_new(weft__coll_t *c, const size_t *off, const size_t *
 /* Allgather step s of blocks (ag_off, ag_cnt) of recvbuf. */
 static weft_result_t ag_post(weft__coll_t *c, ring_t *g)
 {
-    int n = c->comm->size, me = c->comm->rank, s = g->ag_step++;
+    int n = c->gsize, me = c->grank, s = g->ag_step++;
     int bs = mod(me - s, n), br = mod(me - s - 1, n);
     char *rb = c->recvbuf;
     weft_p2p_op_t ops[2];
@@ -218,7 +218,7 @@ static weft_result_t ag_post(weft__coll_t *c, ring_t *g)
 /* Phases: 0 set-up, 1 reduce-scatter, 2 allgather. */
 static weft_result_t allreduce_step(weft__coll_t *c, int *done)
 {
-    int n = c->comm->size, me = c->comm->rank;
+    int n = c->gsize, me = c->grank;
     ring_t *g = c->ctx;
     weft_result_t rc;
     int finished;
@@ -278,7 +278,7 @@ void weft__allreduce_ring(weft__coll_t *c)
  * in place; block r's result goes to recvbuf. */
 static weft_result_t reduce_scatter_step(weft__coll_t *c, int *done)
 {
-    int n = c->comm->size, me = c->comm->rank;
+    int n = c->gsize, me = c->grank;
     int in_place = c->sendbuf == WEFT_IN_PLACE || c->sendbuf == c->recvbuf;
     const char *in = in_place ? c->recvbuf : c->sendbuf;
     ring_t *g = c->ctx;
@@ -340,7 +340,7 @@ void weft__reduce_scatterv_ring(weft__coll_t *c)
  * sendbuf unless in place. */
 static weft_result_t allgather_step(weft__coll_t *c, int *done)
 {
-    int n = c->comm->size, me = c->comm->rank;
+    int n = c->gsize, me = c->grank;
     ring_t *g = c->ctx;
 
     if (c->phase == 0) {

@@ -54,7 +54,7 @@ static weft_result_t scan_setup(weft__coll_t *c, scan_t *sc)
 
 static weft_result_t scan_step(weft__coll_t *c, int *done)
 {
-    int n = c->comm->size, me = c->comm->rank;
+    int n = c->gsize, me = c->grank;
     size_t bytes = c->count * c->esize;
     scan_t *sc = c->ctx;
 

@@ -44,7 +44,7 @@ static void tree_free(void *p)
 /* Builds the tree of c's root; NULL ctx stays NULL on failure. */
 static weft_result_t tree_new(weft__coll_t *c, size_t bytes, tree_t **out)
 {
-    int n = c->comm->size, root = c->root, vr = (c->comm->rank - root + n) % n, low = 1;
+    int n = c->gsize, root = c->root, vr = (c->grank - root + n) % n, low = 1;
     tree_t *t = calloc(1, sizeof(*t));
 
     if (!t)
@@ -95,7 +95,7 @@ static weft_result_t bcast_step(weft__coll_t *c, int *done)
     if (r == 0) {
         weft_result_t rc;
 
-        if (bytes == 0 || c->comm->size == 1) {
+        if (bytes == 0 || c->gsize == 1) {
             *done = 1;
             return WEFT_SUCCESS;
         }
@@ -155,7 +155,7 @@ static weft_result_t reduce_step(weft__coll_t *c, int *done)
     weft_result_t rc;
 
     if (c->phase == 0) {
-        int root = c->comm->rank == c->root;
+        int root = c->grank == c->root;
 
         if (bytes == 0) {
             *done = 1;
@@ -202,7 +202,7 @@ static weft_result_t reduce_step(weft__coll_t *c, int *done)
             break;
     }
     if (t->parent < 0 && c->op == WEFT_AVG)
-        weft__reduce_avg_finish(t->acc, c->count, c->dt, c->comm->size);
+        weft__reduce_avg_finish(t->acc, c->count, c->dt, c->gsize);
     *done = 1;
     return WEFT_SUCCESS;
 }
