@@ -133,6 +133,20 @@ void weft__gatherv_linear(weft__coll_t *c);            /* coll_linear.c */
 void weft__scatterv_linear(weft__coll_t *c);
 void weft__alltoallv_pairwise(weft__coll_t *c);
 void weft__scan_recursive_doubling(weft__coll_t *c, int exclusive); /* coll_scan.c */
+void weft__allreduce_hier(weft__coll_t *c);            /* coll_hier.c: node-aware */
+void weft__bcast_hier(weft__coll_t *c);
+void weft__reduce_hier(weft__coll_t *c);
+void weft__barrier_hier(weft__coll_t *c);
+void weft__allgather_hier(weft__coll_t *c);            /* consecutive nodes, even counts */
+
+/* Chooses and sets the algorithm of a collective of kind moving bytes per
+ * rank (coll_select.c); even: every rank's block has the same size. For
+ * kinds without a choice it does nothing. */
+void weft__coll_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind, size_t bytes,
+                       int even);
+/* Parses WEFT_ALGO (NULL: none); WEFT_ERR_INVALID_ARG names what is wrong
+ * and lists the valid choices. */
+weft_result_t weft__coll_algo_parse(const char *spec);
 
 /* Pipelining: ring steps move their blocks in chunks of this many bytes
  * (WEFT_COLL_CHUNK), so that reducing one chunk overlaps receiving the

@@ -25,7 +25,7 @@ WEFT_API weft_result_t weft_ibarrier(weft_comm_t comm, weft_request_t *req)
         return rc;
     if (!(c = weft__coll_new(NULL, NULL, 0, 1, WEFT_UINT8, WEFT_SUM, 0)))
         return WEFT_ERR_NO_MEMORY;
-    weft__barrier_dissemination(c);
+    weft__coll_choose(c, comm, WEFT__COLL_BARRIER, 0, 1);
     return weft__coll_start(comm, c, WEFT__COLL_BARRIER, req);
 }
 
@@ -52,7 +52,7 @@ WEFT_API weft_result_t weft_ibroadcast(void *buf, size_t count, weft_dtype_t dt,
         return rc;
     if (!(c = weft__coll_new(NULL, buf, count, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
-    weft__bcast_binomial(c);
+    weft__coll_choose(c, comm, WEFT__COLL_BCAST, count * esize, 1);
     return weft__coll_start(comm, c, WEFT__COLL_BCAST, req);
 }
 
@@ -85,7 +85,7 @@ WEFT_API weft_result_t weft_iallreduce(const void *sendbuf, void *recvbuf, size_
         return WEFT_ERR_NO_MEMORY;
     if ((rc = weft__coll_apply_op(c, op, input_of(sendbuf, recvbuf), count)) != WEFT_SUCCESS)
         return rc;
-    weft__allreduce_ring(c);
+    weft__coll_choose(c, comm, WEFT__COLL_ALLREDUCE, count * esize, 1);
     return weft__coll_start(comm, c, WEFT__COLL_ALLREDUCE, req);
 }
 
@@ -122,7 +122,7 @@ WEFT_API weft_result_t weft_ireduce(const void *sendbuf, void *recvbuf, size_t c
         return WEFT_ERR_NO_MEMORY;
     if ((rc = weft__coll_apply_op(c, op, c->sendbuf, count)) != WEFT_SUCCESS)
         return rc;
-    weft__reduce_binomial(c);
+    weft__coll_choose(c, comm, WEFT__COLL_REDUCE, count * esize, 1);
     return weft__coll_start(comm, c, WEFT__COLL_REDUCE, req);
 }
 

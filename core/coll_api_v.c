@@ -224,7 +224,7 @@ static weft_result_t start_allgather(const char *fn, const void *sendbuf, size_t
                                      weft_request_t *req)
 {
     weft_result_t rc = weft__coll_check_call(comm, fn, req);
-    int in_place = sendbuf == WEFT_IN_PLACE || sendbuf == recvbuf;
+    int in_place = sendbuf == WEFT_IN_PLACE || sendbuf == recvbuf, even = 1;
     size_t esize = weft__dtype_bytes(dt);
     weft__coll_t *c;
 
@@ -244,7 +244,9 @@ static weft_result_t start_allgather(const char *fn, const void *sendbuf, size_t
     if (!(c = weft__coll_new(in_place ? WEFT_IN_PLACE : sendbuf, recvbuf, sendcount, esize, dt,
                              WEFT_SUM, 0)))
         return WEFT_ERR_NO_MEMORY;
-    weft__allgatherv_ring(c);
+    for (int i = 0; i < comm->size; i++)
+        even &= recvcounts[i] == recvcounts[0] && displs[i] == (size_t)i * recvcounts[0];
+    weft__coll_choose(c, comm, WEFT__COLL_ALLGATHER, sendcount * esize, even);
     return start_v(comm, c, WEFT__COLL_ALLGATHER, NULL, NULL, recvcounts, displs, req);
 }
 

@@ -62,9 +62,13 @@ weft_result_t weft__comm_create(weft__instance_t *inst, int n, const int *world_
         }
     }
     comm->magic = WEFT__COMM_MAGIC;
-    comm->internal = malloc(sizeof(*comm->internal));
-    if (!comm->internal)
+    if (weft__comm_nodes_build(comm) != WEFT_SUCCESS)
         goto err_free;
+    comm->internal = malloc(sizeof(*comm->internal));
+    if (!comm->internal) {
+        weft__comm_nodes_free(&comm->nodes);
+        goto err_free;
+    }
     *comm->internal = *comm;
     comm->internal->context_id = context_id + 1;
     comm->internal->internal = NULL;
@@ -140,6 +144,7 @@ void weft__comm_free(weft_comm_t comm)
         comm->next_comm->prev_comm = comm->prev_comm;
     pthread_mutex_unlock(&inst->lock);
     comm->magic = 0;
+    weft__comm_nodes_free(&comm->nodes);
     free(comm->world_ranks);
     free(comm->comm_rank_of);
     free(comm);

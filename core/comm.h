@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "core/comm_nodes.h"
 #include "core/instance.h"
 
 struct weft__subop;
@@ -43,6 +44,7 @@ struct weft_comm {
      * tables and is freed with this communicator. NULL on itself. */
     struct weft_comm *internal;
     uint32_t coll_seq;               /* collectives started on this comm */
+    weft__node_map_t nodes;          /* its ranks by node (node-aware collectives) */
     /* inst->comms, so that an abort notice finds its communicator. */
     struct weft_comm *next_comm, *prev_comm;
 };

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/abort_notice.h"
+#include "core/coll.h"
 #include "core/comm.h"
 #include "core/error.h"
 #include "core/init_method.h"
@@ -309,6 +310,9 @@ WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *worl
     rc = check_attr(attr, &a);
     if (rc != WEFT_SUCCESS)
         return rc;
+    rc = weft__coll_algo_parse(getenv("WEFT_ALGO"));
+    if (rc != WEFT_SUCCESS)
+        return weft__error(rc, "weft_init: %s", weft__get_error());
     rc = weft__boot_params_resolve(&a, env_lookup, &params);
     if (rc != WEFT_SUCCESS)
         return rc;

@@ -20,7 +20,7 @@ int main(void)
     weft_comm_t world, comms[NCOMMS];
     weft_request_t reqs[2 * NCOMMS];
     float *in[NCOMMS], *out[NCOMMS];
-    int64_t *gathered[NCOMMS], mine;
+    int64_t *gathered[NCOMMS], mine[NCOMMS]; /* buffers stay untouched until done */
     int me, n;
 
     MP_CHECK(weft_init(NULL, &world));
@@ -39,10 +39,10 @@ int main(void)
             gathered[k] = mp_alloc((size_t)n * sizeof(int64_t));
             for (size_t i = 0; i < COUNT; i++)
                 in[k][i] = (float)(k + 1) * (float)(me + 1);
-            mine = 100 * k + me;
+            mine[k] = 100 * k + me;
             MP_CHECK(weft_iallreduce(in[k], out[k], COUNT, WEFT_FLOAT32, WEFT_SUM, comms[k],
                                      &reqs[2 * k]));
-            MP_CHECK(weft_iallgather(&mine, gathered[k], 1, WEFT_INT64, comms[k],
+            MP_CHECK(weft_iallgather(&mine[k], gathered[k], 1, WEFT_INT64, comms[k],
                                      &reqs[2 * k + 1]));
         }
         if (round == 0) {

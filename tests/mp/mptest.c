@@ -14,6 +14,28 @@
 
 #include "tests/mp/mptest.h"
 
+/* Simulated nodes on one machine, for the node-aware collectives: before
+ * main() runs (and so before weft_init), MP_FAKE_NODES=K puts rank r on
+ * node r mod K (nodes of scattered ranks), MP_FAKE_NODE_SIZE=K on node
+ * r / K (consecutive ranks, the last node possibly smaller), by setting
+ * WEFT_HOSTID from the RANK that weftrun gives. */
+__attribute__((constructor)) static void mp_fake_nodes(void)
+{
+    const char *mod = getenv("MP_FAKE_NODES"), *size = getenv("MP_FAKE_NODE_SIZE");
+    const char *rank = getenv("RANK");
+    char id[64];
+    int r, k;
+
+    if (!rank || (!mod && !size))
+        return;
+    r = atoi(rank);
+    k = atoi(mod ? mod : size);
+    if (k <= 0)
+        return;
+    snprintf(id, sizeof(id), "mp-fake-node-%d", mod ? r % k : r / k);
+    setenv("WEFT_HOSTID", id, 1);
+}
+
 int mp_rank = -1;
 int mp_size = -1;
 

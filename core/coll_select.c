@@ -1,0 +1,135 @@
+/*
+ * coll_select.c: which algorithm runs a collective.
+ *
+ * Each operation has a flat algorithm, correct everywhere, and may have
+ * others that pay off in some shapes; this file holds the choice, so that
+ * the tuner of a later release replaces one function. Today: the
+ * node-aware variants when the communicator spans several nodes with
+ * several ranks on some of them and the message is small or medium (the
+ * network's latency dominates); the flat ones otherwise. WEFT_ALGO forces
+ * a choice per operation ("allreduce:ring,bcast:hier").
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/coll.h"
+#include "core/error.h"
+#include "core/log.h"
+
+/* Above this many bytes the flat ring's bandwidth wins over funnelling
+ * each node through one rank. */
+#define HIER_MAX_BYTES (1u << 20)
+
+typedef struct algo {
+    weft__coll_kind_t kind;
+    const char *op_name;      /* as written in WEFT_ALGO */
+    const char *name;
+    void (*set)(weft__coll_t *c);
+    int hierarchical;
+} algo_t;
+
+static const algo_t algos[] = {
+    { WEFT__COLL_BARRIER, "barrier", "dissemination", weft__barrier_dissemination, 0 },
+    { WEFT__COLL_BARRIER, "barrier", "hier", weft__barrier_hier, 1 },
+    { WEFT__COLL_BCAST, "bcast", "binomial", weft__bcast_binomial, 0 },
+    { WEFT__COLL_BCAST, "bcast", "hier", weft__bcast_hier, 1 },
+    { WEFT__COLL_REDUCE, "reduce", "binomial", weft__reduce_binomial, 0 },
+    { WEFT__COLL_REDUCE, "reduce", "hier", weft__reduce_hier, 1 },
+    { WEFT__COLL_ALLREDUCE, "allreduce", "ring", weft__allreduce_ring, 0 },
+    { WEFT__COLL_ALLREDUCE, "allreduce", "hier", weft__allreduce_hier, 1 },
+    { WEFT__COLL_ALLGATHER, "allgather", "ring", weft__allgatherv_ring, 0 },
+    { WEFT__COLL_ALLGATHER, "allgather", "hier", weft__allgather_hier, 1 },
+};
+#define NALGOS (sizeof(algos) / sizeof(algos[0]))
+
+/* WEFT_ALGO's choice per operation (index into algos, or -1). */
+static int forced[WEFT__COLL_NKINDS];
+static int forced_set;
+
+weft_result_t weft__coll_algo_parse(const char *spec)
+{
+    char buf[512], *save = NULL;
+
+    for (int k = 0; k < WEFT__COLL_NKINDS; k++)
+        forced[k] = -1;
+    forced_set = 1;
+    if (!spec || !*spec)
+        return WEFT_SUCCESS;
+    if (strlen(spec) >= sizeof(buf))
+        return weft__error(WEFT_ERR_INVALID_ARG, "WEFT_ALGO is longer than %zu characters",
+                           sizeof(buf) - 1);
+    strcpy(buf, spec);
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(item, ':'), valid[256] = "";
+        int found = -1, op_known = 0;
+
+        if (colon)
+            *colon = '\0';
+        for (size_t i = 0; i < NALGOS; i++) {
+            if (strcmp(algos[i].op_name, item))
+                continue;
+            op_known = 1;
+            snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), "%s%s",
+                     valid[0] ? ", " : "", algos[i].name);
+            if (colon && !strcmp(algos[i].name, colon + 1))
+                found = (int)i;
+        }
+        if (!op_known) {
+            for (size_t i = 0; i < NALGOS; i++)
+                if (i == 0 || strcmp(algos[i].op_name, algos[i - 1].op_name))
+                    snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), "%s%s",
+                             valid[0] ? ", " : "", algos[i].op_name);
+            return weft__error(WEFT_ERR_INVALID_ARG, "WEFT_ALGO: '%s' is not an operation "
+                               "with a choice of algorithm (%s)", item, valid);
+        }
+        if (found < 0)
+            return weft__error(WEFT_ERR_INVALID_ARG, "WEFT_ALGO: '%s' is not an algorithm of "
+                               "%s (valid: %s)", colon ? colon + 1 : "", item, valid);
+        forced[algos[found].kind] = found;
+    }
+    return WEFT_SUCCESS;
+}
+
+/* Node-aware allgather needs each node's ranks consecutive (their blocks
+ * adjacent) and equal counts. */
+static int applicable(const algo_t *a, weft_comm_t comm, int even)
+{
+    if (!a->hierarchical)
+        return 1;
+    if (a->kind == WEFT__COLL_ALLGATHER)
+        return comm->nodes.contiguous && even;
+    return 1;
+}
+
+void weft__coll_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind, size_t bytes,
+                       int even)
+{
+    const weft__node_map_t *m = &comm->nodes;
+    int flat = -1, hier = -1, pick;
+
+    for (size_t i = 0; i < NALGOS; i++) {
+        if (algos[i].kind != kind)
+            continue;
+        if (algos[i].hierarchical)
+            hier = (int)i;
+        else if (flat < 0)
+            flat = (int)i;
+    }
+    if (flat < 0)
+        return; /* no choice for this operation: the caller set its algorithm */
+    pick = flat;
+    if (hier >= 0 && m->nnodes > 1 && m->max_per_node > 1 && bytes <= HIER_MAX_BYTES &&
+        applicable(&algos[hier], comm, even))
+        pick = hier;
+    if (forced_set && forced[kind] >= 0) {
+        if (applicable(&algos[forced[kind]], comm, even))
+            pick = forced[kind];
+        else
+            WEFT_INFO(COLL, "WEFT_ALGO %s:%s does not apply to this call; using %s",
+                      algos[forced[kind]].op_name, algos[forced[kind]].name, algos[pick].name);
+    }
+    algos[pick].set(c);
+}
