@@ -237,6 +237,9 @@ static weft_result_t sock_connect(void *vctx, int peer, const void *addr, size_t
         weft__sock_msgs_fail(ctx, peer, WEFT_ERR_PEER_LOST);
         p->lost = p->departed = 0;
         p->next_start_id = 0;
+        p->in_seen = 0;
+        p->bye_msgs = 0;
+        p->bye_streams = 0;
     }
     memcpy(&p->addr, addr, sizeof(p->addr));
     p->known = 1;
@@ -265,6 +268,9 @@ static weft_result_t sock_disconnect(void *vctx, int peer)
     p->lost = p->departed = 0;
     p->disconnected = 1;
     p->next_start_id = 0;
+    p->in_seen = 0;
+    p->bye_msgs = 0;
+    p->bye_streams = 0;
     return WEFT_SUCCESS;
 }
 

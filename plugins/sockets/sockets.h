@@ -41,7 +41,7 @@
 #define SOCK_NAME "sockets"
 #define SOCK_ADDR_MAGIC 0x5753434bu     /* address blob */
 #define SOCK_HELLO_MAGIC 0x57534831u    /* first bytes of every stream */
-#define SOCK_WIRE_VERSION 2u
+#define SOCK_WIRE_VERSION 3u
 #define SOCK_MAX_STREAMS 8
 #define SOCK_DEFAULT_CHUNK (512u << 10)
 #define SOCK_MIN_CHUNK 4096u
@@ -206,8 +206,16 @@ struct sock_peer {
     struct sock_req *act_head, *act_tail;
     int start_turn;
     uint64_t next_msg_id;
+    uint64_t starts_written;            /* start frames wholly written, in order */
+    int streams_dialed;                 /* outgoing streams ever opened */
     /* receiving */
     uint64_t next_start_id;             /* lowest id a new start may carry */
+    unsigned in_seen;                   /* bit k: its stream k was accepted */
+    /* What its goodbye said: it started bye_msgs messages to this rank, on
+     * bye_streams streams. Until they all arrived, it is not mute, even if
+     * a stream still waits in the listen backlog. */
+    uint64_t bye_msgs;
+    int bye_streams;
     struct sock_msg *flight;
 };
 
@@ -305,7 +313,9 @@ int weft__sock_dial(struct sock_ctx *ctx, int peer);
 int weft__sock_hello_check(struct sock_ctx *ctx, struct sock_conn *c);
 void weft__sock_conn_close(struct sock_ctx *ctx, struct sock_conn *c);
 void weft__sock_conn_failed(struct sock_ctx *ctx, struct sock_conn *c, const char *what);
-void weft__sock_peer_departed(struct sock_ctx *ctx, int peer);
+/* The peer said goodbye: it had started msgs messages to this rank, on
+ * streams streams. */
+void weft__sock_peer_departed(struct sock_ctx *ctx, int peer, uint64_t msgs, int streams);
 void weft__sock_peer_close_all(struct sock_ctx *ctx, int peer);
 void weft__sock_say_goodbye(struct sock_ctx *ctx);
 void weft__sock_free_zombies(struct sock_ctx *ctx);

@@ -127,32 +127,38 @@ void weft__sock_peer_close_all(struct sock_ctx *ctx, int peer)
 /* ------------------------------------------------------------ peers' fate */
 
 /* What a peer that left can no longer do fails: receives from it once
- * stream 0 (where starts travel) ended, the messages still arriving once
- * every stream ended. */
+ * every message it said it started has started here (nothing more can
+ * match), the messages still arriving once every stream it said it opened
+ * was accepted and ended. */
 static void departed_check(struct sock_ctx *ctx, int peer)
 {
     struct sock_peer *p = &ctx->peers[peer];
-    int any = 0;
+    int ended = 1;
 
     if (!p->departed)
         return;
-    if (!p->in[0])
+    if (p->next_start_id >= p->bye_msgs)
         weft__sock_posted_fail(ctx, peer, 0, WEFT_ERR_PEER_LOST);
     for (int k = 0; k < SOCK_MAX_STREAMS; k++)
-        any |= p->in[k] != NULL;
-    if (!any)
+        if (p->in[k] || (k < p->bye_streams && !((p->in_seen >> k) & 1u)))
+            ended = 0;
+    if (ended)
         weft__sock_msgs_fail(ctx, peer, WEFT_ERR_PEER_LOST);
 }
 
-/* The peer said goodbye on one of its connections. Its other streams stay
- * open until they end, for the bytes they still hold. */
-void weft__sock_peer_departed(struct sock_ctx *ctx, int peer)
+/* The peer said goodbye on one of its connections. Its streams stay open
+ * until they end, and those it opened that are not accepted yet will be,
+ * for the bytes they still hold. */
+void weft__sock_peer_departed(struct sock_ctx *ctx, int peer, uint64_t msgs, int streams)
 {
     struct sock_peer *p = &ctx->peers[peer];
 
     if (!p->departed) {
         SOCK_INFO(ctx, "rank %d finalized", peer);
         p->departed = 1;
+        p->bye_msgs = msgs;
+        p->bye_streams = streams < 0 ? 0 : streams > SOCK_MAX_STREAMS ? SOCK_MAX_STREAMS
+                                                                      : streams;
         weft__sock_sends_fail(ctx, peer, WEFT_ERR_PEER_LOST);
     }
     departed_check(ctx, peer);
@@ -251,6 +257,7 @@ static int dial_one(struct sock_ctx *ctx, int peer, int stream)
     strncpy(c->whello.job_id, job, sizeof(c->whello.job_id) - 1);
     c->hello_left = sizeof(c->whello);
     p->out[stream] = c;
+    p->streams_dialed = stream + 1 > p->streams_dialed ? stream + 1 : p->streams_dialed;
     return 0;
 }
 
@@ -367,12 +374,16 @@ int weft__sock_hello_check(struct sock_ctx *ctx, struct sock_conn *c)
         return -1;
     }
     p = &ctx->peers[h->rank];
-    if (p->lost || p->departed || p->disconnected || p->in[h->stream]) {
+    /* A peer that left may still have streams in the backlog that it
+     * opened before its goodbye: those are accepted, nothing after them. */
+    if (p->lost || p->disconnected || p->in[h->stream] ||
+        (p->departed && ((int)h->stream >= p->bye_streams || ((p->in_seen >> h->stream) & 1u)))) {
         reject(ctx, c, "rank %u is %s", h->rank, p->lost ? "lost" :
-               p->departed ? "gone" : p->disconnected ? "disconnected" :
-               "connected on that stream already");
+               p->disconnected ? "disconnected" : p->in[h->stream] ?
+               "connected on that stream already" : "gone");
         return -1;
     }
+    p->in_seen |= 1u << h->stream;
     if (c->rstate == RS_HELD)
         ctx->nheld--;
     c->peer = (int)h->rank;
@@ -408,6 +419,9 @@ void weft__sock_say_goodbye(struct sock_ctx *ctx)
     for (struct sock_conn *c = ctx->conns; c; c = c->next) {
         if (c->peer < 0 || (c->outgoing && !weft__sock_stream_idle(c)))
             continue;
+        /* What the peer is still to receive from this rank. */
+        bye.msg_id = ctx->peers[c->peer].starts_written;
+        bye.total = (uint64_t)ctx->peers[c->peer].streams_dialed;
         if (send(c->fd, &bye, sizeof(bye), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(bye))
             SOCK_TRACE(ctx, "no room for a goodbye to rank %d on stream %d", c->peer,
                        c->stream);

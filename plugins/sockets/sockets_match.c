@@ -164,13 +164,13 @@ void weft__sock_unexp_drop(struct sock_ctx *ctx, int peer)
 
 /* ------------------------------------------------------------ the ABI */
 
-/* A peer that can send nothing more: crashed, or left and its stream 0
- * (the one that carries starts) has ended. */
+/* A peer that can send nothing more: crashed, or left and every message
+ * it started to this rank has started here. */
 static int peer_mute(const struct sock_ctx *ctx, int peer)
 {
     const struct sock_peer *p = &ctx->peers[peer];
 
-    return p->lost || (p->departed && !p->in[0]);
+    return p->lost || (p->departed && p->next_start_id >= p->bye_msgs);
 }
 
 weft_result_t weft__sock_irecv(void *vctx, int peer, void *buf, size_t len, uint64_t tag,

@@ -59,7 +59,8 @@ static enum sock_rd frame_begin(struct sock_ctx *ctx, struct sock_conn *c)
     c->rgot = 0;
     if (f.flags == SOCK_FRAME_BYE) {
         c->got_bye = 1;
-        weft__sock_peer_departed(ctx, c->peer);
+        weft__sock_peer_departed(ctx, c->peer, f.msg_id,
+                                 f.total > SOCK_MAX_STREAMS ? SOCK_MAX_STREAMS : (int)f.total);
         return SOCK_RD_OK;
     }
     if (c->outgoing || c->got_bye)

@@ -124,6 +124,7 @@ static void frame_written(struct sock_ctx *ctx, struct sock_conn *c)
     r->written += c->wframe.len;
     if (c->wframe.flags & SOCK_FRAME_START) {
         r->started = 1;
+        p->starts_written++;
         /* Only now may other streams carry the rest: the receiver then
          * rarely sees a chunk before the start that names its tag. */
         if (r->assigned < r->len)
