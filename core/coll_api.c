@@ -16,9 +16,9 @@ static const void *input_of(const void *sendbuf, void *recvbuf)
     return sendbuf == WEFT_IN_PLACE ? recvbuf : sendbuf;
 }
 
-WEFT_API weft_result_t weft_ibarrier(weft_comm_t comm, weft_request_t *req)
+static weft_result_t start_barrier(const char *fn, weft_comm_t comm, weft_request_t *req)
 {
-    weft_result_t rc = weft__coll_check_call(comm, "weft_ibarrier", req);
+    weft_result_t rc = weft__coll_check_call(comm, fn, req);
     weft__coll_t *c;
 
     if (rc != WEFT_SUCCESS)
@@ -29,17 +29,21 @@ WEFT_API weft_result_t weft_ibarrier(weft_comm_t comm, weft_request_t *req)
     return weft__coll_start(comm, c, WEFT__COLL_BARRIER, req);
 }
 
+WEFT_API weft_result_t weft_ibarrier(weft_comm_t comm, weft_request_t *req)
+{
+    return start_barrier("weft_ibarrier", comm, req);
+}
+
 WEFT_API weft_result_t weft_barrier(weft_comm_t comm)
 {
     weft_request_t req = NULL;
 
-    return weft__coll_run_blocking(weft_ibarrier(comm, &req), &req);
+    return weft__coll_run_blocking(start_barrier("weft_barrier", comm, &req), &req);
 }
 
-WEFT_API weft_result_t weft_ibroadcast(void *buf, size_t count, weft_dtype_t dt, int root,
-                                       weft_comm_t comm, weft_request_t *req)
+static weft_result_t start_bcast(const char *fn, void *buf, size_t count, weft_dtype_t dt,
+                                 int root, weft_comm_t comm, weft_request_t *req)
 {
-    static const char fn[] = "weft_ibroadcast";
     weft_result_t rc = weft__coll_check_call(comm, fn, req);
     weft__coll_t *c;
     size_t esize = 0;
@@ -56,19 +60,25 @@ WEFT_API weft_result_t weft_ibroadcast(void *buf, size_t count, weft_dtype_t dt,
     return weft__coll_start(comm, c, WEFT__COLL_BCAST, req);
 }
 
+WEFT_API weft_result_t weft_ibroadcast(void *buf, size_t count, weft_dtype_t dt, int root,
+                                       weft_comm_t comm, weft_request_t *req)
+{
+    return start_bcast("weft_ibroadcast", buf, count, dt, root, comm, req);
+}
+
 WEFT_API weft_result_t weft_broadcast(void *buf, size_t count, weft_dtype_t dt, int root,
                                       weft_comm_t comm)
 {
     weft_request_t req = NULL;
 
-    return weft__coll_run_blocking(weft_ibroadcast(buf, count, dt, root, comm, &req), &req);
+    return weft__coll_run_blocking(start_bcast("weft_broadcast", buf, count, dt, root, comm,
+                                               &req), &req);
 }
 
-WEFT_API weft_result_t weft_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
-                                       weft_dtype_t dt, weft_op_t op, weft_comm_t comm,
-                                       weft_request_t *req)
+static weft_result_t start_allreduce(const char *fn, const void *sendbuf, void *recvbuf,
+                                     size_t count, weft_dtype_t dt, weft_op_t op,
+                                     weft_comm_t comm, weft_request_t *req)
 {
-    static const char fn[] = "weft_iallreduce";
     weft_result_t rc = weft__coll_check_call(comm, fn, req);
     weft__coll_t *c;
     size_t esize = 0;
@@ -89,20 +99,26 @@ WEFT_API weft_result_t weft_iallreduce(const void *sendbuf, void *recvbuf, size_
     return weft__coll_start(comm, c, WEFT__COLL_ALLREDUCE, req);
 }
 
+WEFT_API weft_result_t weft_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                       weft_dtype_t dt, weft_op_t op, weft_comm_t comm,
+                                       weft_request_t *req)
+{
+    return start_allreduce("weft_iallreduce", sendbuf, recvbuf, count, dt, op, comm, req);
+}
+
 WEFT_API weft_result_t weft_allreduce(const void *sendbuf, void *recvbuf, size_t count,
                                       weft_dtype_t dt, weft_op_t op, weft_comm_t comm)
 {
     weft_request_t req = NULL;
 
-    return weft__coll_run_blocking(weft_iallreduce(sendbuf, recvbuf, count, dt, op, comm, &req),
-                                   &req);
+    return weft__coll_run_blocking(start_allreduce("weft_allreduce", sendbuf, recvbuf, count, dt,
+                                                   op, comm, &req), &req);
 }
 
-WEFT_API weft_result_t weft_ireduce(const void *sendbuf, void *recvbuf, size_t count,
-                                    weft_dtype_t dt, weft_op_t op, int root, weft_comm_t comm,
-                                    weft_request_t *req)
+static weft_result_t start_reduce(const char *fn, const void *sendbuf, void *recvbuf,
+                                  size_t count, weft_dtype_t dt, weft_op_t op, int root,
+                                  weft_comm_t comm, weft_request_t *req)
 {
-    static const char fn[] = "weft_ireduce";
     weft_result_t rc = weft__coll_check_call(comm, fn, req);
     weft__coll_t *c;
     size_t esize = 0;
@@ -126,13 +142,20 @@ WEFT_API weft_result_t weft_ireduce(const void *sendbuf, void *recvbuf, size_t c
     return weft__coll_start(comm, c, WEFT__COLL_REDUCE, req);
 }
 
+WEFT_API weft_result_t weft_ireduce(const void *sendbuf, void *recvbuf, size_t count,
+                                    weft_dtype_t dt, weft_op_t op, int root, weft_comm_t comm,
+                                    weft_request_t *req)
+{
+    return start_reduce("weft_ireduce", sendbuf, recvbuf, count, dt, op, root, comm, req);
+}
+
 WEFT_API weft_result_t weft_reduce(const void *sendbuf, void *recvbuf, size_t count,
                                    weft_dtype_t dt, weft_op_t op, int root, weft_comm_t comm)
 {
     weft_request_t req = NULL;
 
-    return weft__coll_run_blocking(weft_ireduce(sendbuf, recvbuf, count, dt, op, root, comm,
-                                                &req), &req);
+    return weft__coll_run_blocking(start_reduce("weft_reduce", sendbuf, recvbuf, count, dt, op,
+                                                root, comm, &req), &req);
 }
 
 static weft_result_t start_reduce_scatter(const char *fn, const void *sendbuf, void *recvbuf,
@@ -186,27 +209,35 @@ WEFT_API weft_result_t weft_reduce_scatterv(const void *sendbuf, void *recvbuf,
 {
     weft_request_t req = NULL;
 
-    return weft__coll_run_blocking(weft_ireduce_scatterv(sendbuf, recvbuf, recvcounts, dt, op,
-                                                         comm, &req), &req);
+    return weft__coll_run_blocking(start_reduce_scatter("weft_reduce_scatterv", sendbuf, recvbuf,
+                                                        recvcounts, dt, op, comm, &req), &req);
+}
+
+static weft_result_t start_reduce_scatter_even(const char *fn, const void *sendbuf,
+                                               void *recvbuf, size_t recvcount, weft_dtype_t dt,
+                                               weft_op_t op, weft_comm_t comm,
+                                               weft_request_t *req)
+{
+    weft_result_t rc = weft__coll_check_call(comm, fn, req);
+    size_t *counts;
+
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    if (!(counts = malloc((size_t)comm->size * sizeof(*counts))))
+        return weft__error(WEFT_ERR_NO_MEMORY, "%s: out of memory", fn);
+    for (int i = 0; i < comm->size; i++)
+        counts[i] = recvcount;
+    rc = start_reduce_scatter(fn, sendbuf, recvbuf, counts, dt, op, comm, req);
+    free(counts);
+    return rc;
 }
 
 WEFT_API weft_result_t weft_ireduce_scatter(const void *sendbuf, void *recvbuf,
                                             size_t recvcount, weft_dtype_t dt, weft_op_t op,
                                             weft_comm_t comm, weft_request_t *req)
 {
-    weft_result_t rc = weft__coll_check_call(comm, "weft_ireduce_scatter", req);
-    size_t *counts;
-
-    if (rc != WEFT_SUCCESS)
-        return rc;
-    if (!(counts = malloc((size_t)comm->size * sizeof(*counts))))
-        return weft__error(WEFT_ERR_NO_MEMORY, "weft_ireduce_scatter: out of memory");
-    for (int i = 0; i < comm->size; i++)
-        counts[i] = recvcount;
-    rc = start_reduce_scatter("weft_ireduce_scatter", sendbuf, recvbuf, counts, dt, op, comm,
-                              req);
-    free(counts);
-    return rc;
+    return start_reduce_scatter_even("weft_ireduce_scatter", sendbuf, recvbuf, recvcount, dt,
+                                     op, comm, req);
 }
 
 WEFT_API weft_result_t weft_reduce_scatter(const void *sendbuf, void *recvbuf,
@@ -215,8 +246,9 @@ WEFT_API weft_result_t weft_reduce_scatter(const void *sendbuf, void *recvbuf,
 {
     weft_request_t req = NULL;
 
-    return weft__coll_run_blocking(weft_ireduce_scatter(sendbuf, recvbuf, recvcount, dt, op,
-                                                        comm, &req), &req);
+    return weft__coll_run_blocking(start_reduce_scatter_even("weft_reduce_scatter", sendbuf,
+                                                             recvbuf, recvcount, dt, op, comm,
+                                                             &req), &req);
 }
 
 static weft_result_t start_scan(const char *fn, const void *sendbuf, void *recvbuf,

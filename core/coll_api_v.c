@@ -309,7 +309,7 @@ WEFT_API weft_result_t weft_allgather(const void *sendbuf, void *recvbuf, size_t
 
 /* ---------------------------------------------------------------- alltoall */
 
-static weft_result_t start_alltoall(const char *fn, const void *sendbuf,
+static weft_result_t start_alltoall(const char *fn, size_t even_count, const void *sendbuf,
                                     const size_t *sendcounts, const size_t *sdispls,
                                     void *recvbuf, const size_t *recvcounts,
                                     const size_t *rdispls, weft_dtype_t dt, weft_comm_t comm,
@@ -335,7 +335,8 @@ static weft_result_t start_alltoall(const char *fn, const void *sendbuf,
     }
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (!(c = weft__coll_new(in_place ? WEFT_IN_PLACE : sendbuf, recvbuf, 0, esize, dt,
+    /* even_count: what WEFT_CHECK compares (0 for the v-form). */
+    if (!(c = weft__coll_new(in_place ? WEFT_IN_PLACE : sendbuf, recvbuf, even_count, esize, dt,
                              WEFT_SUM, 0)))
         return WEFT_ERR_NO_MEMORY;
     weft__alltoallv_pairwise(c);
@@ -348,8 +349,8 @@ WEFT_API weft_result_t weft_ialltoallv(const void *sendbuf, const size_t *sendco
                                        weft_dtype_t dt, weft_comm_t comm,
                                        weft_request_t *req)
 {
-    return start_alltoall("weft_ialltoallv", sendbuf, sendcounts, sdispls, recvbuf, recvcounts,
-                          rdispls, dt, comm, req);
+    return start_alltoall("weft_ialltoallv", 0, sendbuf, sendcounts, sdispls, recvbuf,
+                          recvcounts, rdispls, dt, comm, req);
 }
 
 WEFT_API weft_result_t weft_alltoallv(const void *sendbuf, const size_t *sendcounts,
@@ -359,7 +360,7 @@ WEFT_API weft_result_t weft_alltoallv(const void *sendbuf, const size_t *sendcou
 {
     weft_request_t req = NULL;
 
-    return weft__coll_run_blocking(start_alltoall("weft_alltoallv", sendbuf, sendcounts,
+    return weft__coll_run_blocking(start_alltoall("weft_alltoallv", 0, sendbuf, sendcounts,
                                                   sdispls, recvbuf, recvcounts, rdispls, dt,
                                                   comm, &req), &req);
 }
@@ -377,8 +378,8 @@ static weft_result_t start_alltoall_even(const char *fn, const void *sendbuf, vo
         return rc;
     if (!(v = even_layout(fn, comm->size, count)))
         return WEFT_ERR_NO_MEMORY;
-    rc = start_alltoall(fn, sendbuf, v, v + comm->size, recvbuf, v, v + comm->size, dt, comm,
-                        req);
+    rc = start_alltoall(fn, count, sendbuf, v, v + comm->size, recvbuf, v, v + comm->size, dt,
+                        comm, req);
     free(v);
     return rc;
 }

@@ -92,7 +92,6 @@ static void sign(check_t *k, const weft__coll_t *c)
     switch (k->kind) {
     case WEFT__COLL_GATHER:
     case WEFT__COLL_SCATTER:
-    case WEFT__COLL_ALLTOALL:
     case WEFT__COLL_BCAST_BYTES:
     case WEFT__COLL_ALLGATHER_BYTES:
         k->me.mine = c->count;
