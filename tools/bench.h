@@ -1,0 +1,62 @@
+/*
+ * bench.h: weft-bench, collective benchmarks reported the way nccl-tests
+ * reports them: for each size, the time of one operation, the algorithm
+ * bandwidth (bytes / time) and the bus bandwidth (algbw times the
+ * operation's factor, comparable across rank counts), out of place and in
+ * place, and the number of wrong elements when checking.
+ */
+#ifndef WEFT_TOOLS_BENCH_H
+#define WEFT_TOOLS_BENCH_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <weft.h>
+
+typedef enum bench_kind {
+    BENCH_ALLREDUCE, BENCH_REDUCE, BENCH_BROADCAST, BENCH_ALLGATHER, BENCH_REDUCE_SCATTER,
+    BENCH_ALLTOALL, BENCH_NKINDS
+} bench_kind_t;
+
+typedef struct bench_opts {
+    int kinds[BENCH_NKINDS];  /* -o: which operations run */
+    size_t min_bytes, max_bytes;
+    double factor;            /* -f: size multiplier */
+    weft_dtype_t dt;
+    weft_op_t redop;
+    int root;
+    int check;                /* -c */
+    int warmup, iters;
+    const char *csv;          /* --csv FILE */
+} bench_opts_t;
+
+/* bench_ops.c: the operations. */
+const char *bench_kind_name(bench_kind_t k);
+int bench_kind_from_name(const char *name); /* -1 when unknown */
+int bench_reduces(bench_kind_t k);
+int bench_rooted(bench_kind_t k);
+/* Elements per rank ("count") for a "size" column of bytes, and back. */
+size_t bench_count(bench_kind_t k, size_t bytes, size_t esize, int n);
+size_t bench_size(bench_kind_t k, size_t count, size_t esize, int n);
+double bench_busbw_factor(bench_kind_t k, int n);
+/* Elements of the send and receive buffers. */
+void bench_buffers(bench_kind_t k, size_t count, int n, size_t *send, size_t *recv);
+weft_result_t bench_run(bench_kind_t k, void *sb, void *rb, size_t count,
+                        const bench_opts_t *o, int in_place, weft_comm_t comm);
+/* Input of this rank; then the elements of the result that are wrong. */
+void bench_fill(bench_kind_t k, void *sb, void *rb, size_t count, const bench_opts_t *o,
+                int rank, int n, int in_place);
+size_t bench_wrong(bench_kind_t k, const void *rb, size_t count, const bench_opts_t *o,
+                   int rank, int n);
+
+/* bench_out.c: the report. */
+const char *bench_dtype_name(weft_dtype_t dt);
+const char *bench_redop_name(weft_op_t op);
+int bench_dtype_from_name(const char *name);
+int bench_redop_from_name(const char *name);
+void bench_print_header(FILE *f, bench_kind_t k, const bench_opts_t *o, int n);
+void bench_print_row(FILE *f, FILE *csv, bench_kind_t k, size_t bytes, size_t count,
+                     const bench_opts_t *o, const double t_us[2], int n,
+                     const long long wrong[2]);
+
+#endif /* WEFT_TOOLS_BENCH_H */

@@ -1,0 +1,278 @@
+/*
+ * bench_main.c: weft-bench's options and measuring loop. Run it under a
+ * launcher: weftrun -n 4 weft-bench -o allreduce -b 8 -e 128M -f 2.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tools/bench.h"
+
+static int rank;
+
+static void usage(FILE *f)
+{
+    fputs("usage: weftrun -n N weft-bench [options]\n"
+          "  -o, --op OPS          allreduce, reduce, broadcast, allgather, reduce_scatter,\n"
+          "                        alltoall, a comma list of them, or all (default allreduce)\n"
+          "  -b, --minbytes SIZE   smallest size (default 8); K, M, G suffixes\n"
+          "  -e, --maxbytes SIZE   largest size (default 32M)\n"
+          "  -f, --stepfactor F    size multiplier between rows (default 2)\n"
+          "  -d, --datatype TYPE   int8 ... float64, or half/float/double (default float32)\n"
+          "  -r, --op-type OP      sum, prod, min, max, avg (default sum)\n"
+          "  -R, --root R          root of broadcast and reduce (default 0)\n"
+          "  -c, --check 0|1       count wrong result elements (default 1)\n"
+          "  -w, --warmup N        untimed iterations per size (default 5)\n"
+          "  -n, --iters N         timed iterations per size (default 20)\n"
+          "  -a, --algo NAME       force an algorithm (sets WEFT_ALGO for the operations)\n"
+          "      --csv FILE        also write one line per measurement to FILE\n"
+          "  -h, --help\n", f);
+}
+
+static void die(const char *fmt, const char *arg)
+{
+    if (rank == 0) {
+        fprintf(stderr, "weft-bench: ");
+        fprintf(stderr, fmt, arg);
+        fputc('\n', stderr);
+    }
+    exit(2);
+}
+
+static size_t parse_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    int shift = 0;
+
+    switch (toupper((unsigned char)*end)) {
+    case 'K': shift = 10; end++; break;
+    case 'M': shift = 20; end++; break;
+    case 'G': shift = 30; end++; break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (end == s || *end || v < 0)
+        die("'%s' is not a size", s);
+    return (size_t)(v * (double)(1ull << shift));
+}
+
+static int parse_int(const char *s, int min)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+
+    if (end == s || *end || v < min || v > 1000000000)
+        die("'%s' is not a valid number here", s);
+    return (int)v;
+}
+
+/* WEFT_ALGO's name of an operation with a choice of algorithm. */
+static const char *algo_op(bench_kind_t k)
+{
+    switch (k) {
+    case BENCH_ALLREDUCE: return "allreduce";
+    case BENCH_REDUCE: return "reduce";
+    case BENCH_BROADCAST: return "bcast";
+    case BENCH_ALLGATHER: return "allgather";
+    default: return NULL;
+    }
+}
+
+static void parse(int argc, char **argv, bench_opts_t *o)
+{
+    static const struct option longs[] = {
+        { "op", required_argument, NULL, 'o' }, { "minbytes", required_argument, NULL, 'b' },
+        { "maxbytes", required_argument, NULL, 'e' }, { "stepfactor", required_argument, NULL, 'f' },
+        { "datatype", required_argument, NULL, 'd' }, { "op-type", required_argument, NULL, 'r' },
+        { "root", required_argument, NULL, 'R' }, { "check", required_argument, NULL, 'c' },
+        { "warmup", required_argument, NULL, 'w' }, { "iters", required_argument, NULL, 'n' },
+        { "algo", required_argument, NULL, 'a' }, { "csv", required_argument, NULL, 'C' },
+        { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
+    };
+    const char *ops = "allreduce", *algo = NULL;
+    char list[256], spec[512] = "", *save = NULL;
+    int c, v;
+
+    *o = (bench_opts_t){ .min_bytes = 8, .max_bytes = 32u << 20, .factor = 2,
+                         .dt = WEFT_FLOAT32, .redop = WEFT_SUM, .check = 1, .warmup = 5,
+                         .iters = 20 };
+    while ((c = getopt_long(argc, argv, "o:b:e:f:d:r:R:c:w:n:a:h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'o': ops = optarg; break;
+        case 'b': o->min_bytes = parse_size(optarg); break;
+        case 'e': o->max_bytes = parse_size(optarg); break;
+        case 'f':
+            o->factor = strtod(optarg, NULL);
+            if (!(o->factor > 1.0))
+                die("-f %s: the step factor must be above 1", optarg);
+            break;
+        case 'd':
+            if ((v = bench_dtype_from_name(optarg)) < 0)
+                die("-d %s: not a data type (int8 ... float64, half, float, double)", optarg);
+            o->dt = (weft_dtype_t)v;
+            break;
+        case 'r':
+            if ((v = bench_redop_from_name(optarg)) < 0)
+                die("-r %s: not a reduction (sum, prod, min, max, avg)", optarg);
+            o->redop = (weft_op_t)v;
+            break;
+        case 'R': o->root = parse_int(optarg, 0); break;
+        case 'c': o->check = parse_int(optarg, 0) != 0; break;
+        case 'w': o->warmup = parse_int(optarg, 0); break;
+        case 'n': o->iters = parse_int(optarg, 1); break;
+        case 'a': algo = optarg; break;
+        case 'C': o->csv = optarg; break;
+        case 'h': usage(stdout); exit(0);
+        default: usage(stderr); exit(2);
+        }
+    }
+    if (optind < argc)
+        die("unexpected argument '%s'", argv[optind]);
+    if (o->min_bytes > o->max_bytes)
+        die("%s: -b is larger than -e", "sizes");
+    if (strlen(ops) >= sizeof(list))
+        die("-o %s: too long", ops);
+    strcpy(list, ops);
+    for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "all")) {
+            for (int k = 0; k < BENCH_NKINDS; k++)
+                o->kinds[k] = 1;
+        } else if ((v = bench_kind_from_name(t)) >= 0) {
+            o->kinds[v] = 1;
+        } else {
+            die("-o: '%s' is not an operation (allreduce, reduce, broadcast, allgather, "
+                "reduce_scatter, alltoall, all)", t);
+        }
+    }
+    if (algo) {
+        for (int k = 0; k < BENCH_NKINDS; k++) {
+            if (!o->kinds[k])
+                continue;
+            if (!algo_op((bench_kind_t)k))
+                die("-a: %s has no choice of algorithm", bench_kind_name((bench_kind_t)k));
+            snprintf(spec + strlen(spec), sizeof(spec) - strlen(spec), "%s%s:%s",
+                     spec[0] ? "," : "", algo_op((bench_kind_t)k), algo);
+        }
+        setenv("WEFT_ALGO", spec, 1); /* weft_init checks the name */
+    }
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static void check(weft_result_t rc, const char *what)
+{
+    if (rc != WEFT_SUCCESS) {
+        fprintf(stderr, "weft-bench: rank %d: %s: %s (%s)\n", rank, what, weft_strerror(rc),
+                weft_last_error());
+        exit(1);
+    }
+}
+
+/* Mean time of one operation over the iterations, the slowest rank's. */
+static double measure(bench_kind_t k, void *sb, void *rb, size_t count, const bench_opts_t *o,
+                      int in_place, weft_comm_t world)
+{
+    double t0, t;
+
+    for (int i = 0; i < o->warmup; i++)
+        check(bench_run(k, sb, rb, count, o, in_place, world), bench_kind_name(k));
+    check(weft_barrier(world), "barrier");
+    t0 = now_us();
+    for (int i = 0; i < o->iters; i++)
+        check(bench_run(k, sb, rb, count, o, in_place, world), bench_kind_name(k));
+    t = (now_us() - t0) / o->iters;
+    check(weft_allreduce(WEFT_IN_PLACE, &t, 1, WEFT_FLOAT64, WEFT_MAX, world), "allreduce");
+    return t;
+}
+
+static long long wrong_elements(bench_kind_t k, void *sb, void *rb, size_t count,
+                                const bench_opts_t *o, int in_place, int n, weft_comm_t world)
+{
+    long long wrong;
+
+    bench_fill(k, sb, rb, count, o, rank, n, in_place);
+    check(bench_run(k, sb, rb, count, o, in_place, world), bench_kind_name(k));
+    wrong = (long long)bench_wrong(k, rb, count, o, rank, n);
+    check(weft_allreduce(WEFT_IN_PLACE, &wrong, 1, WEFT_INT64, WEFT_SUM, world), "allreduce");
+    return wrong;
+}
+
+int main(int argc, char **argv)
+{
+    bench_opts_t o;
+    weft_comm_t world;
+    size_t esize = 0, send, recv;
+    FILE *csv = NULL;
+    void *sb, *rb;
+    long long total_wrong = 0;
+    int n;
+
+    parse(argc, argv, &o);
+    check(weft_init(NULL, &world), "weft_init");
+    check(weft_comm_rank(world, &rank), "weft_comm_rank");
+    check(weft_comm_size(world, &n), "weft_comm_size");
+    if (o.root >= n)
+        die("-R: the root is not a rank of the job%s", "");
+    weft_dtype_size(o.dt, &esize);
+    bench_buffers(BENCH_ALLTOALL, bench_count(BENCH_ALLREDUCE, o.max_bytes, esize, n), n, &send,
+                  &recv);
+    sb = calloc(send + 1, esize);
+    rb = calloc(recv + 1, esize);
+    if (!sb || !rb)
+        die("cannot allocate the buffers for -e %s", "the largest size");
+    if (o.csv && rank == 0) {
+        if (!(csv = fopen(o.csv, "w")))
+            die("cannot write %s", o.csv);
+        fputs("op,ranks,size,count,type,redop,root,placement,time_us,algbw_gbs,busbw_gbs,"
+              "wrong\n", csv);
+    }
+    for (int k = 0; k < BENCH_NKINDS; k++) {
+        if (!o.kinds[k])
+            continue;
+        if (rank == 0)
+            bench_print_header(stdout, (bench_kind_t)k, &o, n);
+        for (double b = (double)o.min_bytes; b <= (double)o.max_bytes; b *= o.factor) {
+            size_t count = bench_count((bench_kind_t)k, (size_t)b, esize, n);
+            size_t bytes = bench_size((bench_kind_t)k, count, esize, n);
+            double t[2];
+            long long wrong[2] = { 0, 0 };
+
+            for (int p = 0; p < 2; p++) {
+                bench_fill((bench_kind_t)k, sb, rb, count, &o, rank, n, p);
+                t[p] = measure((bench_kind_t)k, sb, rb, count, &o, p, world);
+                if (o.check)
+                    wrong[p] = wrong_elements((bench_kind_t)k, sb, rb, count, &o, p, n, world);
+                total_wrong += wrong[p];
+            }
+            if (rank == 0) {
+                bench_print_row(stdout, csv, (bench_kind_t)k, bytes, count, &o, t, n, wrong);
+                fflush(stdout);
+            }
+            if (b * o.factor <= b)
+                break;
+        }
+    }
+    if (rank == 0) {
+        printf("# Out of bounds values : %lld %s\n#\n", total_wrong, total_wrong ? "FAILED"
+                                                                                 : "OK");
+        if (csv)
+            fclose(csv);
+    }
+    free(sb);
+    free(rb);
+    check(weft_comm_destroy(world), "weft_comm_destroy");
+    return total_wrong ? 1 : 0;
+}
