@@ -133,6 +133,7 @@ void weft__gatherv_linear(weft__coll_t *c);            /* coll_linear.c */
 void weft__scatterv_linear(weft__coll_t *c);
 void weft__alltoallv_pairwise(weft__coll_t *c);
 void weft__scan_recursive_doubling(weft__coll_t *c, int exclusive); /* coll_scan.c */
+void weft__allreduce_rd(weft__coll_t *c);              /* coll_rd.c: small messages */
 void weft__allreduce_hier(weft__coll_t *c);            /* coll_hier.c: node-aware */
 void weft__bcast_hier(weft__coll_t *c);
 void weft__reduce_hier(weft__coll_t *c);
@@ -144,6 +145,8 @@ void weft__allgather_hier(weft__coll_t *c);            /* consecutive nodes, eve
  * kinds without a choice it does nothing. */
 void weft__coll_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind, size_t bytes,
                        int even);
+/* The flat allreduce for this many bytes (the node-aware ones' inner phase). */
+void weft__allreduce_flat(weft__coll_t *c, size_t bytes);
 /* Parses WEFT_ALGO (NULL: none); WEFT_ERR_INVALID_ARG names what is wrong
  * and lists the valid choices. */
 weft_result_t weft__coll_algo_parse(const char *spec);
