@@ -132,6 +132,7 @@ void weft__allgatherv_ring(weft__coll_t *c);
 void weft__gatherv_linear(weft__coll_t *c);            /* coll_linear.c */
 void weft__scatterv_linear(weft__coll_t *c);
 void weft__alltoallv_pairwise(weft__coll_t *c);
+void weft__alltoallv_scattered(weft__coll_t *c);
 void weft__scan_recursive_doubling(weft__coll_t *c, int exclusive); /* coll_scan.c */
 void weft__allreduce_rd(weft__coll_t *c);              /* coll_rd.c: small messages */
 void weft__allgather_bruck(weft__coll_t *c);           /* coll_bruck.c: even counts */

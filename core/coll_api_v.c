@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "core/coll_args.h"
@@ -317,7 +318,7 @@ static weft_result_t start_alltoall(const char *fn, size_t even_count, const voi
 {
     weft_result_t rc = weft__coll_check_call(comm, fn, req);
     int in_place = sendbuf == WEFT_IN_PLACE || sendbuf == recvbuf;
-    size_t esize = weft__dtype_bytes(dt);
+    size_t esize = weft__dtype_bytes(dt), total = 0;
     weft__coll_t *c;
 
     if (rc == WEFT_SUCCESS && !esize)
@@ -339,7 +340,10 @@ static weft_result_t start_alltoall(const char *fn, size_t even_count, const voi
     if (!(c = weft__coll_new(in_place ? WEFT_IN_PLACE : sendbuf, recvbuf, even_count, esize, dt,
                              WEFT_SUM, 0)))
         return WEFT_ERR_NO_MEMORY;
-    weft__alltoallv_pairwise(c);
+    for (int i = 0; i < comm->size; i++) /* saturating: only compared */
+        total = sendcounts[i] > SIZE_MAX / esize - total ? SIZE_MAX / esize
+                                                         : total + sendcounts[i];
+    weft__coll_choose(c, comm, WEFT__COLL_ALLTOALL, total * esize, 1);
     return start_v(comm, c, WEFT__COLL_ALLTOALL, sendcounts, sdispls, recvcounts, rdispls, req);
 }
 

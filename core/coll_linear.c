@@ -6,7 +6,8 @@
  * root, all posted at once: the root's link carries every byte once,
  * which is the bound of these operations. All-to-all is pairwise exchange:
  * in step k rank r sends to r+k and receives from r-k, so every step is a
- * permutation and no rank is a hot spot.
+ * permutation and no rank is a hot spot; for small blocks, every exchange
+ * is posted at once instead.
  */
 #include "config.h"
 
@@ -105,47 +106,86 @@ void weft__scatterv_linear(weft__coll_t *c)
 /* --------------------------------------------------------------- alltoallv */
 
 /* In place (sendbuf WEFT_IN_PLACE), the outgoing blocks are first copied
- * aside, laid out by rcounts/rdispls as MPI does. */
+ * aside, laid out by rcounts/rdispls as MPI does; then this rank's own
+ * block is copied. */
+static weft_result_t alltoall_setup(weft__coll_t *c)
+{
+    int n = c->gsize, me = c->grank;
+    char *rb = c->recvbuf;
+    const char *sb;
+
+    if (c->sendbuf == WEFT_IN_PLACE) {
+        size_t extent = 0;
+
+        for (int i = 0; i < n; i++)
+            if (c->rcounts[i] && c->rdispls[i] + c->rcounts[i] > extent)
+                extent = c->rdispls[i] + c->rcounts[i];
+        if (!(c->tmp = malloc(extent * c->esize + 1)))
+            return weft__error(WEFT_ERR_NO_MEMORY, "alltoall: out of memory");
+        memcpy(c->tmp, rb, extent * c->esize);
+        c->sendbuf = c->tmp;
+    }
+    sb = c->sendbuf;
+    if (c->rcounts[me] && sb + c->sdispls[me] * c->esize != rb + c->rdispls[me] * c->esize)
+        memmove(rb + c->rdispls[me] * c->esize, sb + c->sdispls[me] * c->esize,
+                c->rcounts[me] * c->esize);
+    return WEFT_SUCCESS;
+}
+
+/* Step k's exchange: send to rank me + k, receive from me - k. */
+static void exchange(const weft__coll_t *c, int k, weft_p2p_op_t *ops)
+{
+    int n = c->gsize, me = c->grank, to = (me + k) % n, from = (me - k + n) % n;
+
+    ops[0] = (weft_p2p_op_t){ WEFT_P2P_SEND,
+                              (void *)((const char *)c->sendbuf + c->sdispls[to] * c->esize),
+                              c->scounts[to] * c->esize, WEFT_UINT8, to, 0 };
+    ops[1] = (weft_p2p_op_t){ WEFT_P2P_RECV, (char *)c->recvbuf + c->rdispls[from] * c->esize,
+                              c->rcounts[from] * c->esize, WEFT_UINT8, from, 0 };
+}
+
 static weft_result_t alltoall_step(weft__coll_t *c, int *done)
 {
-    int n = c->gsize, me = c->grank, k = c->phase;
-    const char *sb = c->sendbuf;
-    char *rb = c->recvbuf;
     weft_p2p_op_t ops[2];
-    int to, from;
+    weft_result_t rc;
 
-    if (k == 0) {
-        if (c->sendbuf == WEFT_IN_PLACE) {
-            size_t extent = 0;
-
-            for (int i = 0; i < n; i++)
-                if (c->rcounts[i] && c->rdispls[i] + c->rcounts[i] > extent)
-                    extent = c->rdispls[i] + c->rcounts[i];
-            if (!(c->tmp = malloc(extent * c->esize + 1)))
-                return weft__error(WEFT_ERR_NO_MEMORY, "alltoall: out of memory");
-            memcpy(c->tmp, rb, extent * c->esize);
-            c->sendbuf = c->tmp;
-            sb = c->tmp;
-        }
-        if (c->rcounts[me] && sb + c->sdispls[me] * c->esize != rb + c->rdispls[me] * c->esize)
-            memmove(rb + c->rdispls[me] * c->esize, sb + c->sdispls[me] * c->esize,
-                    c->rcounts[me] * c->esize);
-    }
-    if (++k >= n) {
+    if (c->phase == 0 && (rc = alltoall_setup(c)) != WEFT_SUCCESS)
+        return rc;
+    if (++c->phase >= c->gsize) {
         *done = 1;
         return WEFT_SUCCESS;
     }
-    c->phase = k;
-    to = (me + k) % n;
-    from = (me - k + n) % n;
-    ops[0] = (weft_p2p_op_t){ WEFT_P2P_SEND, (void *)(sb + c->sdispls[to] * c->esize),
-                              c->scounts[to] * c->esize, WEFT_UINT8, to, 0 };
-    ops[1] = (weft_p2p_op_t){ WEFT_P2P_RECV, rb + c->rdispls[from] * c->esize,
-                              c->rcounts[from] * c->esize, WEFT_UINT8, from, 0 };
+    exchange(c, c->phase, ops);
     return weft__coll_post(c, 2, ops);
 }
 
 void weft__alltoallv_pairwise(weft__coll_t *c)
 {
     c->step = alltoall_step;
+}
+
+/* Every exchange posted at once, in pairwise order: one round of latency
+ * instead of n - 1, for small blocks. */
+static weft_result_t alltoall_scattered_step(weft__coll_t *c, int *done)
+{
+    int n = c->gsize;
+    weft_p2p_op_t *ops;
+    weft_result_t rc;
+
+    if (c->phase++ > 0) {
+        *done = 1;
+        return WEFT_SUCCESS;
+    }
+    if ((rc = alltoall_setup(c)) != WEFT_SUCCESS)
+        return rc;
+    if (!(ops = malloc(2 * (size_t)n * sizeof(*ops))))
+        return weft__error(WEFT_ERR_NO_MEMORY, "alltoall: out of memory");
+    for (int k = 1; k < n; k++)
+        exchange(c, k, ops + 2 * (k - 1));
+    return post_all(c, ops, 2 * (n - 1), done);
+}
+
+void weft__alltoallv_scattered(weft__coll_t *c)
+{
+    c->step = alltoall_scattered_step;
 }

@@ -32,6 +32,9 @@
  * ranks on loopback sockets 40-45 us up to 8 KiB against the ring's 57-95,
  * even at 32 KiB, behind at 128 KiB. */
 #define BRUCK_MAX_BYTES (32u << 10)
+/* All-to-all exchanges all posted at once up to this many bytes per rank
+ * (sent in all): beyond, pairwise steps keep fewer messages in flight. */
+#define SCATTERED_MAX_BYTES (64u << 10)
 
 typedef struct algo {
     weft__coll_kind_t kind;
@@ -54,6 +57,8 @@ static const algo_t algos[] = {
     { WEFT__COLL_ALLGATHER, "allgather", "ring", weft__allgatherv_ring, 0 },
     { WEFT__COLL_ALLGATHER, "allgather", "bruck", weft__allgather_bruck, 0 },
     { WEFT__COLL_ALLGATHER, "allgather", "hier", weft__allgather_hier, 1 },
+    { WEFT__COLL_ALLTOALL, "alltoall", "pairwise", weft__alltoallv_pairwise, 0 },
+    { WEFT__COLL_ALLTOALL, "alltoall", "scattered", weft__alltoallv_scattered, 0 },
 };
 #define NALGOS (sizeof(algos) / sizeof(algos[0]))
 
@@ -147,6 +152,8 @@ void weft__coll_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind
         pick = find_algo(kind, "rd");
     if (kind == WEFT__COLL_ALLGATHER && even && bytes * (size_t)comm->size <= BRUCK_MAX_BYTES)
         pick = find_algo(kind, "bruck");
+    if (kind == WEFT__COLL_ALLTOALL && bytes <= SCATTERED_MAX_BYTES)
+        pick = find_algo(kind, "scattered");
     if (hier >= 0 && m->nnodes > 1 && m->max_per_node > 1 && bytes <= HIER_MAX_BYTES &&
         applicable(&algos[hier], comm, even))
         pick = hier;

@@ -21,7 +21,7 @@ static void accepts_valid_choices(void **state)
     assert_int_equal(weft__coll_algo_parse(NULL), WEFT_SUCCESS);
     assert_int_equal(weft__coll_algo_parse(""), WEFT_SUCCESS);
     assert_int_equal(weft__coll_algo_parse("allreduce:ring"), WEFT_SUCCESS);
-    assert_int_equal(weft__coll_algo_parse("allreduce:rd,allreduce:hier,bcast:binomial,reduce:hier,"
+    assert_int_equal(weft__coll_algo_parse("allreduce:rd,allreduce:hier,bcast:binomial,reduce:hier,alltoall:scattered,"
                                            "allgather:ring,barrier:dissemination"),
                      WEFT_SUCCESS);
 }
