@@ -190,7 +190,7 @@ static weft_result_t start_reduce_scatter(const char *fn, const void *sendbuf, v
     }
     if ((rc = weft__coll_apply_op(c, op, in_place ? recvbuf : sendbuf, total)) != WEFT_SUCCESS)
         return rc;
-    weft__reduce_scatterv_ring(c);
+    weft__coll_choose(c, comm, WEFT__COLL_REDUCE_SCATTER, total * esize, 1);
     return weft__coll_start(comm, c, WEFT__COLL_REDUCE_SCATTER, req);
 }
 

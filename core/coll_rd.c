@@ -127,3 +127,42 @@ void weft__allreduce_rd(weft__coll_t *c)
 {
     c->step = rd_step;
 }
+
+/* ----------------------------------------------------------- reduce-scatter */
+
+/* For small buffers: recursive doubling over the whole input, then this
+ * rank keeps its block. log2 n steps against the ring's n - 1, for n
+ * times the data, which is cheap while the buffer is small. */
+static weft_result_t rs_step(weft__coll_t *c, int *done)
+{
+    int me = c->grank;
+    size_t total = c->count; /* all blocks, set by the entry point */
+    const char *in = c->sendbuf == WEFT_IN_PLACE || c->sendbuf == c->recvbuf ? c->recvbuf
+                                                                             : c->sendbuf;
+    weft__coll_t *k;
+    size_t off = 0;
+
+    if (c->phase++ == 0) {
+        if (!total) {
+            *done = 1;
+            return WEFT_SUCCESS;
+        }
+        if (!(c->tmp = malloc(total * c->esize)))
+            return weft__error(WEFT_ERR_NO_MEMORY, "reduce_scatter: out of memory");
+        memcpy(c->tmp, in, total * c->esize);
+        if (!(k = weft__coll_new(WEFT_IN_PLACE, c->tmp, total, c->esize, c->dt, c->op, 0)))
+            return WEFT_ERR_NO_MEMORY;
+        weft__allreduce_rd(k);
+        return weft__coll_run_child(c, k);
+    }
+    for (int b = 0; b < me; b++)
+        off += c->rcounts[b];
+    memcpy(c->recvbuf, (char *)c->tmp + off * c->esize, c->rcounts[me] * c->esize);
+    *done = 1;
+    return WEFT_SUCCESS;
+}
+
+void weft__reduce_scatterv_rd(weft__coll_t *c)
+{
+    c->step = rs_step;
+}

@@ -28,6 +28,10 @@
  * against the ring's 122-172, and both 390 at 128 KiB. The tuner will
  * measure this per machine. */
 #define RD_MAX_BYTES (64u << 10)
+/* Reduce-scatter by recursive doubling over the whole buffer up to this
+ * many bytes in all: at 4 ranks 29-32 us up to 4 KiB against the ring's
+ * 62-69, even at 32 KiB, behind at 256 KiB. */
+#define RS_RD_MAX_BYTES (32u << 10)
 /* Bruck's allgather, ceil(log2 n) steps, up to this much gathered: at 4
  * ranks on loopback sockets 40-45 us up to 8 KiB against the ring's 57-95,
  * even at 32 KiB, behind at 128 KiB. */
@@ -57,6 +61,8 @@ static const algo_t algos[] = {
     { WEFT__COLL_ALLGATHER, "allgather", "ring", weft__allgatherv_ring, 0 },
     { WEFT__COLL_ALLGATHER, "allgather", "bruck", weft__allgather_bruck, 0 },
     { WEFT__COLL_ALLGATHER, "allgather", "hier", weft__allgather_hier, 1 },
+    { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "ring", weft__reduce_scatterv_ring, 0 },
+    { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "rd", weft__reduce_scatterv_rd, 0 },
     { WEFT__COLL_ALLTOALL, "alltoall", "pairwise", weft__alltoallv_pairwise, 0 },
     { WEFT__COLL_ALLTOALL, "alltoall", "scattered", weft__alltoallv_scattered, 0 },
 };
@@ -152,6 +158,8 @@ void weft__coll_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind
         pick = find_algo(kind, "rd");
     if (kind == WEFT__COLL_ALLGATHER && even && bytes * (size_t)comm->size <= BRUCK_MAX_BYTES)
         pick = find_algo(kind, "bruck");
+    if (kind == WEFT__COLL_REDUCE_SCATTER && bytes <= RS_RD_MAX_BYTES)
+        pick = find_algo(kind, "rd");
     if (kind == WEFT__COLL_ALLTOALL && bytes <= SCATTERED_MAX_BYTES)
         pick = find_algo(kind, "scattered");
     if (hier >= 0 && m->nnodes > 1 && m->max_per_node > 1 && bytes <= HIER_MAX_BYTES &&

@@ -81,6 +81,7 @@ static const char *algo_op(bench_kind_t k)
     case BENCH_REDUCE: return "reduce";
     case BENCH_BROADCAST: return "bcast";
     case BENCH_ALLGATHER: return "allgather";
+    case BENCH_REDUCE_SCATTER: return "reduce_scatter";
     case BENCH_ALLTOALL: return "alltoall";
     default: return NULL;
     }
