@@ -1,5 +1,6 @@
 /*
- * mp_coll.c: barrier, broadcast and allreduce against references computed
+ * mp_coll.c: barrier, broadcast, allreduce, reduce, allgather,
+ * reduce_scatter and alltoall against references computed
  * here, independently of weft: every rank regenerates every rank's input
  * from its seed and reduces them serially. Inputs are small integers, so
  * every dtype represents every partial result exactly and floating-point
@@ -264,6 +265,80 @@ static void sub_allgather(weft_comm_t world)
         }
 }
 
+/* Each rank's block of the reduction of every rank's whole input. */
+static void sub_reduce_scatter(weft_comm_t world)
+{
+    static const struct { int dt, op; } pairs[] = {
+        { WEFT_INT32, WEFT_SUM }, { WEFT_FLOAT32, WEFT_MAX }, { WEFT_BFLOAT16, WEFT_AVG },
+        { WEFT_UINT8, WEFT_BXOR }, { WEFT_INT64, WEFT_PROD }, { WEFT_FLOAT64, WEFT_SUM },
+    };
+    static const size_t counts[] = { 0, 1, 7, 1031, 20000 };
+    int cases = 0;
+
+    for (size_t p = 0; p < sizeof(pairs) / sizeof(pairs[0]); p++)
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+            for (int ip = 0; ip < 2; ip++, cases++) {
+                int dt = pairs[p].dt, op = pairs[p].op;
+                size_t es, n = counts[c], total = n * (size_t)mp_size;
+                char *in, *out, *want;
+
+                MP_CHECK(weft_dtype_size((weft_dtype_t)dt, &es));
+                in = mp_alloc(total * es + 1);
+                out = mp_alloc(total * es + 1);
+                want = mp_alloc(es);
+                for (size_t i = 0; i < total; i++)
+                    store(in + i * es, dt, (double)input(op, mp_rank, i));
+                if (ip) {
+                    memcpy(out, in, total * es);
+                    MP_CHECK(weft_reduce_scatter(WEFT_IN_PLACE, out, n, (weft_dtype_t)dt,
+                                                 (weft_op_t)op, world));
+                } else {
+                    MP_CHECK(weft_reduce_scatter(in, out, n, (weft_dtype_t)dt, (weft_op_t)op,
+                                                 world));
+                }
+                for (size_t i = 0; i < n; i++) {
+                    expected(want, dt, op, mp_size, (size_t)mp_rank * n + i);
+                    MP_ASSERT(!memcmp(out + i * es, want, es), "reduce_scatter %s %s count "
+                              "%zu%s: element %zu differs", dt_names[dt], op_names[op], n,
+                              ip ? " in place" : "", i);
+                }
+                free(in);
+                free(out);
+                free(want);
+            }
+    if (mp_rank == 0)
+        mp_log("reduce_scatter: %d cases (dtype/op x count x in-place) matched", cases);
+}
+
+/* Block j of rank r goes to rank j: element i is r * 10^6 + j * 10^4 + i. */
+static void sub_alltoall(weft_comm_t world)
+{
+    static const size_t counts[] = { 0, 1, 7, 1031, 9000 };
+
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+        for (int ip = 0; ip < 2; ip++) {
+            size_t n = counts[c], total = n * (size_t)mp_size;
+            int32_t *in = mp_alloc(total * 4 + 4), *out = mp_alloc(total * 4 + 4);
+
+            for (int j = 0; j < mp_size; j++)
+                for (size_t i = 0; i < n; i++)
+                    in[(size_t)j * n + i] = mp_rank * 1000000 + j * 10000 + (int32_t)i;
+            if (ip) {
+                memcpy(out, in, total * 4);
+                MP_CHECK(weft_alltoall(WEFT_IN_PLACE, out, n, WEFT_INT32, world));
+            } else {
+                MP_CHECK(weft_alltoall(in, out, n, WEFT_INT32, world));
+            }
+            for (int r = 0; r < mp_size; r++)
+                for (size_t i = 0; i < n; i++)
+                    MP_ASSERT(out[(size_t)r * n + i] == r * 1000000 + mp_rank * 10000 +
+                              (int32_t)i, "alltoall count %zu%s: from rank %d element %zu is %d",
+                              n, ip ? " in place" : "", r, i, out[(size_t)r * n + i]);
+            free(in);
+            free(out);
+        }
+}
+
 /* Nobody leaves the barrier before the last rank entered it. */
 static void sub_barrier(weft_comm_t world)
 {
@@ -299,10 +374,11 @@ int main(int argc, char **argv)
     sub_allreduce(world);
     sub_reduce(world);
     sub_allgather(world);
+    sub_reduce_scatter(world);
+    sub_alltoall(world);
     MP_CHECK(weft_comm_destroy(world));
     if (mp_rank == 0)
-        mp_log("mp_coll: barrier, broadcast, allreduce, reduce, allgather at %d ranks passed "
-               "in %.2f s", mp_size,
-               mp_now() - t0);
+        mp_log("mp_coll: barrier, broadcast, allreduce, reduce, allgather, reduce_scatter, "
+               "alltoall at %d ranks passed in %.2f s", mp_size, mp_now() - t0);
     return 0;
 }
