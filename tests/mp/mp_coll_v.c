@@ -4,7 +4,8 @@
  * allgatherv and alltoallv with uneven blocks, scan and exscan, PREMUL_SUM,
  * the _axis forms along every axis of a 3-D array, and the _bytes forms.
  * Values encode where they came from (rank, block, element), so a
- * misplaced element names itself. Started by weftrun: `mp_coll_v`.
+ * misplaced element names itself. Started by weftrun: `mp_coll_v`, or
+ * `mp_coll_v big` for the 64 MiB cases.
  */
 #include "config.h"
 
@@ -307,7 +308,59 @@ static void sub_bytes(weft_comm_t w)
     free(lens);
 }
 
-int main(void)
+/* 64 MiB and more per rank: allreduce (many chunks of the ring and the
+ * tree), reduce_scatter, allgather and broadcast, checked in full. */
+static void sub_big(weft_comm_t w)
+{
+    size_t count = (64u << 20) / sizeof(float), block = count / (size_t)n;
+    float *a = mp_alloc(count * sizeof(float)), *b = mp_alloc(count * sizeof(float));
+
+    for (size_t i = 0; i < count; i++)
+        a[i] = (float)((i + (size_t)me) % 1000);
+    MP_CHECK(weft_allreduce(a, b, count, WEFT_FLOAT32, WEFT_SUM, w));
+    for (size_t i = 0; i < count; i++) {
+        float want = 0;
+
+        for (int r = 0; r < n; r++)
+            want += (float)((i + (size_t)r) % 1000);
+        MP_ASSERT(b[i] == want, "64 MiB allreduce: element %zu is %g, want %g", i, b[i], want);
+    }
+    MP_CHECK(weft_reduce(a, b, count, WEFT_FLOAT32, WEFT_MAX, n - 1, w));
+    for (size_t i = 0; me == n - 1 && i < count; i++) {
+        float want = 0;
+
+        for (int r = 0; r < n; r++)
+            want = (float)((i + (size_t)r) % 1000) > want ? (float)((i + (size_t)r) % 1000) : want;
+        MP_ASSERT(b[i] == want, "64 MiB reduce: element %zu is %g", i, b[i]);
+    }
+    MP_CHECK(weft_reduce_scatter(a, b, block, WEFT_FLOAT32, WEFT_SUM, w));
+    for (size_t i = 0; i < block; i++) {
+        size_t g = (size_t)me * block + i;
+        float want = 0;
+
+        for (int r = 0; r < n; r++)
+            want += (float)((g + (size_t)r) % 1000);
+        MP_ASSERT(b[i] == want, "64 MiB reduce_scatter: element %zu is %g", i, b[i]);
+    }
+    for (size_t i = 0; i < block; i++)
+        a[(size_t)me * block + i] = (float)(me * 7 + (int)(i % 13));
+    MP_CHECK(weft_allgather(WEFT_IN_PLACE, a, block, WEFT_FLOAT32, w));
+    for (int r = 0; r < n; r++)
+        for (size_t i = 0; i < block; i++)
+            MP_ASSERT(a[(size_t)r * block + i] == (float)(r * 7 + (int)(i % 13)),
+                      "64 MiB allgather: block %d element %zu", r, i);
+    if (me == 0)
+        for (size_t i = 0; i < count; i++)
+            a[i] = (float)(i % 4099);
+    MP_CHECK(weft_broadcast(a, count, WEFT_FLOAT32, 0, w));
+    for (size_t i = 0; i < count; i++)
+        MP_ASSERT(a[i] == (float)(i % 4099), "64 MiB broadcast: element %zu", i);
+    cases += 5;
+    free(a);
+    free(b);
+}
+
+int main(int argc, char **argv)
 {
     weft_comm_t w;
     double t0;
@@ -320,12 +373,16 @@ int main(void)
     if (n > 64)
         mp_skip("at most 64 ranks");
     t0 = mp_now();
-    sub_gather_scatter(w);
-    sub_alltoallv(w);
-    sub_scan(w);
-    sub_premul(w);
-    sub_axis(w);
-    sub_bytes(w);
+    if (argc > 1 && !strcmp(argv[1], "big")) {
+        sub_big(w);
+    } else {
+        sub_gather_scatter(w);
+        sub_alltoallv(w);
+        sub_scan(w);
+        sub_premul(w);
+        sub_axis(w);
+        sub_bytes(w);
+    }
     if (me == 0)
         mp_log("mp_coll_v: %d cases at %d ranks passed in %.2f s", cases, n, mp_now() - t0);
     MP_CHECK(weft_comm_destroy(w));
