@@ -265,49 +265,99 @@ static void sub_allgather(weft_comm_t world)
         }
 }
 
-/* Each rank's block of the reduction of every rank's whole input. */
+static void check_reduce_scatter(weft_comm_t world, int dt, int op, size_t n, int ip)
+{
+    size_t es, total = n * (size_t)mp_size;
+    char *in, *out, *want;
+
+    MP_CHECK(weft_dtype_size((weft_dtype_t)dt, &es));
+    in = mp_alloc(total * es + 1);
+    out = mp_alloc(total * es + 1);
+    want = mp_alloc(es);
+    for (size_t i = 0; i < total; i++)
+        store(in + i * es, dt, (double)input(op, mp_rank, i));
+    if (ip) {
+        memcpy(out, in, total * es);
+        MP_CHECK(weft_reduce_scatter(WEFT_IN_PLACE, out, n, (weft_dtype_t)dt, (weft_op_t)op,
+                                     world));
+    } else {
+        MP_CHECK(weft_reduce_scatter(in, out, n, (weft_dtype_t)dt, (weft_op_t)op, world));
+    }
+    for (size_t i = 0; i < n; i++) {
+        expected(want, dt, op, mp_size, (size_t)mp_rank * n + i);
+        MP_ASSERT(!memcmp(out + i * es, want, es), "reduce_scatter %s %s count %zu%s: element "
+                  "%zu differs", dt_names[dt], op_names[op], n, ip ? " in place" : "", i);
+    }
+    free(in);
+    free(out);
+    free(want);
+}
+
+/* Each rank's block of the reduction of every rank's whole input; the
+ * large count for two types only. */
 static void sub_reduce_scatter(weft_comm_t world)
 {
-    static const struct { int dt, op; } pairs[] = {
-        { WEFT_INT32, WEFT_SUM }, { WEFT_FLOAT32, WEFT_MAX }, { WEFT_BFLOAT16, WEFT_AVG },
-        { WEFT_UINT8, WEFT_BXOR }, { WEFT_INT64, WEFT_PROD }, { WEFT_FLOAT64, WEFT_SUM },
-    };
     static const size_t counts[] = { 0, 1, 7, 1031, 20000 };
     int cases = 0;
 
-    for (size_t p = 0; p < sizeof(pairs) / sizeof(pairs[0]); p++)
-        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
-            for (int ip = 0; ip < 2; ip++, cases++) {
-                int dt = pairs[p].dt, op = pairs[p].op;
-                size_t es, n = counts[c], total = n * (size_t)mp_size;
-                char *in, *out, *want;
-
-                MP_CHECK(weft_dtype_size((weft_dtype_t)dt, &es));
-                in = mp_alloc(total * es + 1);
-                out = mp_alloc(total * es + 1);
-                want = mp_alloc(es);
-                for (size_t i = 0; i < total; i++)
-                    store(in + i * es, dt, (double)input(op, mp_rank, i));
-                if (ip) {
-                    memcpy(out, in, total * es);
-                    MP_CHECK(weft_reduce_scatter(WEFT_IN_PLACE, out, n, (weft_dtype_t)dt,
-                                                 (weft_op_t)op, world));
-                } else {
-                    MP_CHECK(weft_reduce_scatter(in, out, n, (weft_dtype_t)dt, (weft_op_t)op,
-                                                 world));
-                }
-                for (size_t i = 0; i < n; i++) {
-                    expected(want, dt, op, mp_size, (size_t)mp_rank * n + i);
-                    MP_ASSERT(!memcmp(out + i * es, want, es), "reduce_scatter %s %s count "
-                              "%zu%s: element %zu differs", dt_names[dt], op_names[op], n,
-                              ip ? " in place" : "", i);
-                }
-                free(in);
-                free(out);
-                free(want);
+    for (int dt = 0; dt < WEFT_DTYPE_COUNT; dt++)
+        for (int op = 0; op < 8; op++) {
+            if (is_float(dt) && op >= WEFT_BAND)
+                continue;
+            for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+                if (counts[c] > 1031 && dt != WEFT_FLOAT32 && dt != WEFT_INT64)
+                    continue;
+                for (int ip = 0; ip < 2; ip++, cases++)
+                    check_reduce_scatter(world, dt, op, counts[c], ip);
             }
+        }
     if (mp_rank == 0)
-        mp_log("reduce_scatter: %d cases (dtype/op x count x in-place) matched", cases);
+        mp_log("reduce_scatter: %d cases (dtype x op x count x in-place) matched", cases);
+}
+
+/* Inclusive and exclusive prefixes: rank r's result folds ranks 0 .. r
+ * (0 .. r - 1), which expected() computes with r + 1 (r) ranks. */
+static void sub_scan(weft_comm_t world)
+{
+    static const size_t counts[] = { 0, 1, 7, 1031 };
+    int cases = 0;
+
+    for (int dt = 0; dt < WEFT_DTYPE_COUNT; dt++)
+        for (int op = 0; op < 8; op++)
+            for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+                for (int ex = 0; ex < 2; ex++) {
+                    size_t es, n = counts[c];
+                    char *in, *out, *want;
+
+                    if (is_float(dt) && op >= WEFT_BAND)
+                        continue;
+                    MP_CHECK(weft_dtype_size((weft_dtype_t)dt, &es));
+                    in = mp_alloc(n * es + 1);
+                    out = mp_alloc(n * es + 1);
+                    want = mp_alloc(es);
+                    for (size_t i = 0; i < n; i++)
+                        store(in + i * es, dt, (double)input(op, mp_rank, i));
+                    memset(out, 0x5a, n * es);
+                    MP_CHECK((ex ? weft_exscan : weft_scan)(in, out, n, (weft_dtype_t)dt,
+                                                            (weft_op_t)op, world));
+                    for (size_t i = 0; i < n; i++) {
+                        if (ex && mp_rank == 0) {
+                            MP_ASSERT((unsigned char)out[i * es] == 0x5a, "exscan wrote rank "
+                                      "0's buffer");
+                            continue;
+                        }
+                        expected(want, dt, op, ex ? mp_rank : mp_rank + 1, i);
+                        MP_ASSERT(!memcmp(out + i * es, want, es), "%s %s %s count %zu: "
+                                  "element %zu differs", ex ? "exscan" : "scan", dt_names[dt],
+                                  op_names[op], n, i);
+                    }
+                    cases++;
+                    free(in);
+                    free(out);
+                    free(want);
+                }
+    if (mp_rank == 0)
+        mp_log("scan, exscan: %d cases (dtype x op x count) matched", cases);
 }
 
 /* Block j of rank r goes to rank j: element i is r * 10^6 + j * 10^4 + i. */
@@ -358,27 +408,85 @@ static void sub_barrier(weft_comm_t world)
     }
 }
 
-int main(int argc, char **argv)
+static void run_all(weft_comm_t comm, const char *where)
 {
-    weft_comm_t world = NULL;
-    double t0;
+    double t0 = mp_now();
 
-    (void)argc;
-    (void)argv;
-    MP_CHECK(weft_init(NULL, &world));
-    MP_CHECK(weft_comm_rank(world, &mp_rank));
-    MP_CHECK(weft_comm_size(world, &mp_size));
-    t0 = mp_now();
-    sub_barrier(world);
-    sub_broadcast(world);
-    sub_allreduce(world);
-    sub_reduce(world);
-    sub_allgather(world);
-    sub_reduce_scatter(world);
-    sub_alltoall(world);
-    MP_CHECK(weft_comm_destroy(world));
+    MP_CHECK(weft_comm_rank(comm, &mp_rank));
+    MP_CHECK(weft_comm_size(comm, &mp_size));
+    sub_barrier(comm);
+    sub_broadcast(comm);
+    sub_allreduce(comm);
+    sub_reduce(comm);
+    sub_allgather(comm);
+    sub_reduce_scatter(comm);
+    sub_scan(comm);
+    sub_alltoall(comm);
     if (mp_rank == 0)
         mp_log("mp_coll: barrier, broadcast, allreduce, reduce, allgather, reduce_scatter, "
-               "alltoall at %d ranks passed in %.2f s", mp_size, mp_now() - t0);
+               "scan, alltoall on %s of %d ranks passed in %.2f s", where, mp_size,
+               mp_now() - t0);
+}
+
+/* Without arguments the suite runs on the world; with them, on the
+ * sub-communicators they name, each member checking the results of its
+ * own communicator (non-members of a group skip it):
+ *   split   odd and even ranks (weft_comm_split)
+ *   group   every other rank, listed from the top (weft_comm_create_group)
+ *   nested  the odd/even halves split again in two
+ *   mesh    the rows of a 2 x n/2 mesh (weft_mesh_comm_dim), even n only */
+int main(int argc, char **argv)
+{
+    weft_comm_t world = NULL, sub = NULL, half = NULL;
+    weft_mesh_t mesh = NULL;
+    int rank, size;
+
+    MP_CHECK(weft_init(NULL, &world));
+    MP_CHECK(weft_comm_rank(world, &rank));
+    MP_CHECK(weft_comm_size(world, &size));
+    if (argc < 2)
+        run_all(world, "the world");
+    for (int a = 1; a < argc; a++) {
+        const char *mode = argv[a];
+
+        sub = NULL;
+        if (!strcmp(mode, "split")) {
+            MP_CHECK(weft_comm_split(world, rank % 2, rank, &sub));
+        } else if (!strcmp(mode, "group")) {
+            int members[64], k = 0;
+
+            for (int r = size - 1; r >= 0 && k < 64; r -= 2)
+                members[k++] = r;
+            MP_CHECK(weft_comm_create_group(world, k, members, &sub));
+        } else if (!strcmp(mode, "nested")) {
+            MP_CHECK(weft_comm_split(world, rank % 2, rank, &half));
+            MP_CHECK(weft_comm_split(half, (rank / 2) % 2, -rank, &sub));
+        } else if (!strcmp(mode, "mesh")) {
+            int shape[2] = { 2, size / 2 };
+
+            if (size % 2) {
+                mp_log("mesh: skipped at an odd size");
+                continue;
+            }
+            MP_CHECK(weft_mesh_create(world, 2, shape, NULL, &mesh));
+            MP_CHECK(weft_mesh_comm_dim(mesh, 1, &sub));
+        } else {
+            MP_FAIL("unknown mode %s (split, group, nested, mesh)", mode);
+        }
+        if (sub)
+            run_all(sub, mode);
+        if (mesh) {
+            MP_CHECK(weft_mesh_destroy(mesh)); /* it owns sub */
+            mesh = NULL;
+        } else if (sub) {
+            MP_CHECK(weft_comm_destroy(sub));
+        }
+        if (half) {
+            MP_CHECK(weft_comm_destroy(half));
+            half = NULL;
+        }
+        MP_CHECK(weft_barrier(world));
+    }
+    MP_CHECK(weft_comm_destroy(world));
     return 0;
 }
