@@ -166,12 +166,14 @@ weft_result_t weft__coll_poll(weft__coll_t *c, int *done)
 
 void weft__coll_progress_all(weft__instance_t *inst)
 {
+    pthread_t self = pthread_self();
+
     if (!__atomic_load_n(&inst->colls, __ATOMIC_RELAXED) || pthread_mutex_trylock(&inst->coll_lock))
         return;
     for (weft__coll_t *c = inst->colls; c; c = c->next_live) {
         int done;
 
-        if (!c->finished)
+        if (!c->finished && pthread_equal(c->owner, self))
             weft__coll_poll(c, &done);
     }
     pthread_mutex_unlock(&inst->coll_lock);
@@ -182,6 +184,7 @@ static void live_add(weft__coll_t *c)
     weft__instance_t *inst = c->comm->inst;
 
     pthread_mutex_lock(&inst->coll_lock);
+    c->owner = pthread_self();
     c->next_live = inst->colls;
     c->prev_live = NULL;
     if (inst->colls)

@@ -14,6 +14,7 @@
 #ifndef WEFT_CORE_COLL_H
 #define WEFT_CORE_COLL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,7 @@ typedef struct weft__coll {
     weft_result_t result;
     char why[256];               /* what failed, for the wait to report */
     int polling;                 /* a thread is in weft__coll_poll (atomic) */
+    pthread_t owner;             /* the thread that started it */
     int kind;                    /* weft__coll_kind_t of a started collective */
     /* A started top-level collective is on its instance's list of
      * collectives in flight (inst->colls) until freed. */
@@ -90,8 +92,10 @@ weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops);
 weft_result_t weft__coll_run_child(weft__coll_t *c, weft__coll_t *child);
 /* Advances c: reaps its round, runs steps; *done when finished. */
 weft_result_t weft__coll_poll(weft__coll_t *c, int *done);
-/* Advances every collective in flight on inst; skipped when another
- * thread (or an enclosing call) is already at it. */
+/* Advances every collective in flight on inst that the calling thread
+ * started (a communicator is used by one thread at a time, so another
+ * thread's collectives are its own to advance); skipped when an enclosing
+ * call is already at it. */
 void weft__coll_progress_all(weft__instance_t *inst);
 /* "allreduce, waiting to receive from rank 3": for timeout messages. */
 void weft__coll_describe(const weft__coll_t *c, char *buf, size_t cap);
