@@ -260,8 +260,10 @@ void weft__coll_free(weft__coll_t *c)
 {
     if (c->live)
         live_remove(c);
+    /* A round still in flight (a step failed after posting it, and the
+     * cancel is not through yet) is left to finish in the background. */
     if (c->inner)
-        weft__request_free(c->inner);
+        weft_request_free(&c->inner);
     if (c->child)
         weft__coll_free(c->child);
     if (c->ctx_free)
