@@ -321,7 +321,8 @@ weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft__coll_kin
 
     c->comm = comm; /* the check reads the communicator's size */
     c->kind = (int)kind;
-    weft__coll_set_group(c, comm->size, comm->rank, NULL);
+    if (!c->gsize) /* the choice of algorithm may have ordered the ranks */
+        weft__coll_set_group(c, comm->size, comm->rank, NULL);
     if (weft__coll_check_enabled()) {
         if (!(c = weft__coll_checked(c, kind)))
             return WEFT_ERR_NO_MEMORY;
