@@ -10,10 +10,15 @@ int main(void)
 {
     weft_comm_t world;
     int32_t data[2] = { 0, 0 };
-    int rank;
+    int rank, size;
 
     CHECK(weft_init(NULL, &world));
     CHECK(weft_comm_rank(world, &rank));
+    CHECK(weft_comm_size(world, &size));
+    if (size < 3) {
+        fprintf(stderr, "run with 3 ranks or more\n");
+        return 2;
+    }
     if (rank == 0) {
         data[0] = 100;
         data[1] = 200;

@@ -11,10 +11,15 @@ int main(void)
     weft_comm_t world;
     const size_t shape[2] = { 4, 5 };
     int32_t full[4 * 5], row[5], want[5];
-    int rank;
+    int rank, size;
 
     CHECK(weft_init(NULL, &world));
     CHECK(weft_comm_rank(world, &rank));
+    CHECK(weft_comm_size(world, &size));
+    if (size != 4) {
+        fprintf(stderr, "run with 4 ranks\n");
+        return 2;
+    }
     for (int i = 0; i < 20; i++)
         full[i] = rank == 0 ? (i / 5) * 10 + i % 5 : -1; /* only the root's matters */
     CHECK(weft_scatter_axis(full, row, 2, shape, 0, WEFT_INT32, 0, world));

@@ -14,10 +14,15 @@ int main(void)
     weft_comm_t world;
     const size_t rows_shape[2] = { 4, 5 }, cols_shape[2] = { 5, 4 };
     int32_t in[20], out[5], want[5];
-    int rank;
+    int rank, size;
 
     CHECK(weft_init(NULL, &world));
     CHECK(weft_comm_rank(world, &rank));
+    CHECK(weft_comm_size(world, &size));
+    if (size != 4) {
+        fprintf(stderr, "run with 4 ranks\n");
+        return 2;
+    }
     for (int j = 0; j < 5; j++)
         want[j] = 10 * (0 + 1 + 2 + 3) + 4 * rank;
 

@@ -19,10 +19,15 @@ int main(void)
     const size_t shape[2] = { 5, 4 };
     int32_t in[20], out[20], want[20];
     size_t sc[4], sd[4], rc[4], rd[4], ns = 0, nr = 0;
-    int rank;
+    int rank, size;
 
     CHECK(weft_init(NULL, &world));
     CHECK(weft_comm_rank(world, &rank));
+    CHECK(weft_comm_size(world, &size));
+    if (size != 4) {
+        fprintf(stderr, "run with 4 ranks\n");
+        return 2;
+    }
 
     for (int j = 0; j < 4; j++)
         in[2 * j] = in[2 * j + 1] = rank * 10 + j;

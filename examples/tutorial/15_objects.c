@@ -63,8 +63,10 @@ int main(void)
     CHECK(weft_init(NULL, &world));
     CHECK(weft_comm_rank(world, &rank));
     CHECK(weft_comm_size(world, &size));
-    if (size > 256)
+    if (size > 256) {
+        fprintf(stderr, "run with at most 256 ranks\n");
         return 2;
+    }
 
     /* Each rank's string has its own length. */
     snprintf(mine, sizeof(mine), "rank %d says %.*s", rank, rank + 1, "hello");
