@@ -1,0 +1,120 @@
+#!/bin/sh
+# compare.sh: weft against Open MPI and MPICH on this machine, the same
+# operations and sizes, measured in one run, as a table of times and of
+# ratios peer / weft (above 1: weft is faster).
+#
+# Usage, from the top of a built tree:
+#   bench/compare.sh [-r REPS] [-n "2 4"] [-s "8 131072 2097152 33554432"]
+#                    [-o "allreduce broadcast allgather reduce_scatter alltoall"]
+# Each figure is the median of REPS runs (default 5) of the mean time of
+# one operation (the slowest rank's), after warm-up. Installs Open MPI's
+# and MPICH's development packages with apt-get when they are missing and
+# this runs as root. Also prints this machine's single-core memcpy
+# bandwidth and the 2-rank allreduce bus bandwidth at the largest size
+# next to it. A benchmark: figures, no verdict.
+set -u
+reps=5
+ranks="2 4"
+sizes="8 131072 2097152 33554432"
+ops="allreduce broadcast allgather reduce_scatter alltoall"
+while getopts r:n:s:o: opt; do
+    case $opt in
+    r) reps=$OPTARG ;;
+    n) ranks=$OPTARG ;;
+    s) sizes=$OPTARG ;;
+    o) ops=$OPTARG ;;
+    *) sed -n '2,14p' "$0"; exit 2 ;;
+    esac
+done
+top=$(pwd)
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+[ -x "$top/tools/weft-bench" ] || { echo "run from the top of a built tree (tools/weft-bench)"; exit 2; }
+plugins=$top/plugins/sockets/.libs
+[ -e "$top/plugins/shm/.libs/weft-shm.so" ] && plugins=$plugins:$top/plugins/shm/.libs
+export WEFT_PLUGIN_PATH=$plugins
+
+if ! command -v mpicc.openmpi >/dev/null 2>&1 || ! command -v mpicc.mpich >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "installing Open MPI and MPICH (apt-get)..." >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q libopenmpi-dev openmpi-bin \
+            mpich libmpich-dev >/dev/null 2>&1 || echo "apt-get failed" >&2
+    fi
+fi
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+peers=""
+if command -v mpicc.openmpi >/dev/null 2>&1 &&
+    mpicc.openmpi -O2 "$srcdir/bench/mpi_bench.c" -o "$tmp/ompi" 2>"$tmp/cc.log"; then
+    peers="$peers ompi"
+else
+    echo "Open MPI is not available: its column stays empty" >&2
+fi
+if command -v mpicc.mpich >/dev/null 2>&1 &&
+    mpicc.mpich -O2 "$srcdir/bench/mpi_bench.c" -o "$tmp/mpich" 2>>"$tmp/cc.log"; then
+    peers="$peers mpich"
+else
+    echo "MPICH is not available: its column stays empty" >&2
+fi
+cc -O2 "$srcdir/bench/memcpy_bw.c" -o "$tmp/memcpy_bw" || exit 1
+
+iters_for() { # bytes: enough iterations for a stable mean, few for big sizes
+    if [ "$1" -le 65536 ]; then echo 500; elif [ "$1" -le 4194304 ]; then echo 50; else echo 8; fi
+}
+
+# One measurement in microseconds: $1 who, $2 ranks, $3 op, $4 bytes.
+measure() {
+    it=$(iters_for "$4")
+    case $1 in
+    weft)
+        "$top/tools/weftrun" -n "$2" "$top/tools/weft-bench" -o "$3" -b "$4" -e "$4" -w 5 \
+            -n "$it" -c 0 2>/dev/null | awk '!/^#/ && NF > 5 { print $6; exit }' ;;
+    ompi)
+        mpirun.openmpi --allow-run-as-root --oversubscribe -n "$2" "$tmp/ompi" "$3" "$4" "$it" \
+            2>/dev/null | awk '{ print $3 }' ;;
+    mpich)
+        mpirun.mpich -n "$2" "$tmp/mpich" "$3" "$4" "$it" 2>/dev/null | awk '{ print $3 }' ;;
+    esac
+}
+
+median() { # the median of the numbers on stdin
+    sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
+
+printf '%-15s %5s %10s %12s %12s %12s %9s %9s\n' op ranks bytes "weft (us)" "ompi (us)" \
+    "mpich (us)" ompi/weft mpich/weft
+for n in $ranks; do
+    for op in $ops; do
+        for bytes in $sizes; do
+            line="$op $n $bytes"
+            for who in weft ompi mpich; do
+                case " weft$peers " in
+                *" $who "*)
+                    r=0
+                    : >"$tmp/runs"
+                    while [ "$r" -lt "$reps" ]; do
+                        measure "$who" "$n" "$op" "$bytes" >>"$tmp/runs"
+                        r=$((r + 1))
+                    done
+                    v=$(median <"$tmp/runs")
+                    line="$line ${v:--}" ;;
+                *) line="$line -" ;;
+                esac
+            done
+            echo "$line" | awk '{
+                r1 = ($4 != "-" && $5 != "-" && $4 > 0) ? sprintf("%.2f", $5 / $4) : "-";
+                r2 = ($4 != "-" && $6 != "-" && $4 > 0) ? sprintf("%.2f", $6 / $4) : "-";
+                printf "%-15s %5d %10d %12s %12s %12s %9s %9s\n", $1, $2, $3, $4, $5, $6, r1, r2 }'
+        done
+    done
+done | tee "$tmp/table"
+
+memcpy=$("$tmp/memcpy_bw")
+big=$(echo $sizes | tr ' ' '\n' | sort -n | tail -1)
+t2=$(awk -v b="$big" '$1 == "allreduce" && $2 == 2 && $3 == b { print $4 }' "$tmp/table")
+echo
+echo "single-core memcpy bandwidth: $memcpy GB/s"
+if [ -n "$t2" ] && [ "$t2" != - ]; then
+    awk -v b="$big" -v t="$t2" -v m="$memcpy" 'BEGIN {
+        bus = b / t / 1e3;   # 2 ranks: busbw = algbw x 2(n-1)/n = algbw
+        printf "allreduce %d B at 2 ranks: busbw %.2f GB/s = %.2f x memcpy\n", b, bus, bus / m }'
+fi
