@@ -28,7 +28,18 @@ typedef struct bench_opts {
     int check;                /* -c */
     int warmup, iters;
     const char *csv;          /* --csv FILE */
+    const char *json;         /* --json FILE */
+    const char *plot;         /* --plot FILE.svg */
+    const char *algo;         /* -a, for the reports */
 } bench_opts_t;
+
+/* One row of the report, kept for --json and --plot. */
+typedef struct bench_result {
+    bench_kind_t kind;
+    size_t bytes, count;
+    double t_us[2];           /* out of place, in place */
+    long long wrong[2];
+} bench_result_t;
 
 /* bench_ops.c: the operations. */
 const char *bench_kind_name(bench_kind_t k);
@@ -58,5 +69,11 @@ void bench_print_header(FILE *f, bench_kind_t k, const bench_opts_t *o, int n);
 void bench_print_row(FILE *f, FILE *csv, bench_kind_t k, size_t bytes, size_t count,
                      const bench_opts_t *o, const double t_us[2], int n,
                      const long long wrong[2]);
+
+/* bench_plot.c: machine-readable and graphical reports of all rows. */
+void bench_write_json(FILE *f, const bench_opts_t *o, int n, const bench_result_t *r,
+                      size_t nr);
+void bench_write_svg(FILE *f, const bench_opts_t *o, int n, const bench_result_t *r,
+                     size_t nr);
 
 #endif /* WEFT_TOOLS_BENCH_H */

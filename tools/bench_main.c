@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tools/bench.h"
 
@@ -32,6 +33,8 @@ static void usage(FILE *f)
           "  -n, --iters N         timed iterations per size (default 20)\n"
           "  -a, --algo NAME       force an algorithm (sets WEFT_ALGO for the operations)\n"
           "      --csv FILE        also write one line per measurement to FILE\n"
+          "      --json FILE       also write every measurement to FILE as JSON\n"
+          "      --plot FILE       draw busbw against size, one line per operation (SVG)\n"
           "  -h, --help\n", f);
 }
 
@@ -96,6 +99,7 @@ static void parse(int argc, char **argv, bench_opts_t *o)
         { "root", required_argument, NULL, 'R' }, { "check", required_argument, NULL, 'c' },
         { "warmup", required_argument, NULL, 'w' }, { "iters", required_argument, NULL, 'n' },
         { "algo", required_argument, NULL, 'a' }, { "csv", required_argument, NULL, 'C' },
+        { "json", required_argument, NULL, 'J' }, { "plot", required_argument, NULL, 'P' },
         { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
     };
     const char *ops = "allreduce", *algo = NULL;
@@ -129,8 +133,10 @@ static void parse(int argc, char **argv, bench_opts_t *o)
         case 'c': o->check = parse_int(optarg, 0) != 0; break;
         case 'w': o->warmup = parse_int(optarg, 0); break;
         case 'n': o->iters = parse_int(optarg, 1); break;
-        case 'a': algo = optarg; break;
+        case 'a': algo = o->algo = optarg; break;
         case 'C': o->csv = optarg; break;
+        case 'J': o->json = optarg; break;
+        case 'P': o->plot = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); exit(2);
         }
@@ -164,6 +170,23 @@ static void parse(int argc, char **argv, bench_opts_t *o)
         }
         setenv("WEFT_ALGO", spec, 1); /* weft_init checks the name */
     }
+}
+
+static void write_report(const char *path, const bench_opts_t *o, int n,
+                         const bench_result_t *r, size_t nr,
+                         void (*write)(FILE *, const bench_opts_t *, int,
+                                       const bench_result_t *, size_t))
+{
+    FILE *f;
+
+    if (!path)
+        return;
+    if (!(f = fopen(path, "w"))) {
+        fprintf(stderr, "weft-bench: cannot write %s\n", path);
+        return;
+    }
+    write(f, o, n, r, nr);
+    fclose(f);
 }
 
 static double now_us(void)
@@ -220,6 +243,8 @@ int main(int argc, char **argv)
     FILE *csv = NULL;
     void *sb, *rb;
     long long total_wrong = 0;
+    bench_result_t *results = NULL;
+    size_t nresults = 0, cap = 0;
     int n;
 
     parse(argc, argv, &o);
@@ -262,6 +287,20 @@ int main(int argc, char **argv)
             if (rank == 0) {
                 bench_print_row(stdout, csv, (bench_kind_t)k, bytes, count, &o, t, n, wrong);
                 fflush(stdout);
+                if (nresults == cap) {
+                    bench_result_t *grown = realloc(results, (cap = cap * 2 + 16) *
+                                                    sizeof(*results));
+
+                    if (!grown)
+                        die("out of memory for the %s", "results");
+                    results = grown;
+                }
+                results[nresults++] = (bench_result_t){ (bench_kind_t)k, bytes, count,
+                                                        { t[0], t[1] }, { wrong[0], wrong[1] } };
+                /* A long sweep shows that it is alive. */
+                if (isatty(STDERR_FILENO) && t[0] * (o.iters + o.warmup) > 1e6)
+                    fprintf(stderr, "weft-bench: %s %zu B done\n",
+                            bench_kind_name((bench_kind_t)k), bytes);
             }
             if (b * o.factor <= b)
                 break;
@@ -272,7 +311,10 @@ int main(int argc, char **argv)
                                                                                  : "OK");
         if (csv)
             fclose(csv);
+        write_report(o.json, &o, n, results, nresults, bench_write_json);
+        write_report(o.plot, &o, n, results, nresults, bench_write_svg);
     }
+    free(results);
     free(sb);
     free(rb);
     check(weft_comm_destroy(world), "weft_comm_destroy");
