@@ -140,6 +140,7 @@ void weft__alltoallv_scattered(weft__coll_t *c);
 void weft__scan_recursive_doubling(weft__coll_t *c, int exclusive); /* coll_scan.c */
 void weft__allreduce_rd(weft__coll_t *c);              /* coll_rd.c: small messages */
 void weft__reduce_scatterv_rd(weft__coll_t *c);
+void weft__allreduce_rabenseifner(weft__coll_t *c);    /* coll_rabenseifner.c */
 void weft__allgather_bruck(weft__coll_t *c);           /* coll_bruck.c: even counts */
 void weft__allreduce_hier(weft__coll_t *c);            /* coll_hier.c: node-aware */
 void weft__bcast_hier(weft__coll_t *c);

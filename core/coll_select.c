@@ -7,7 +7,8 @@
  * node-aware variants when the communicator spans several nodes with
  * several ranks on some of them and the message is small or medium (the
  * network's latency dominates); the flat ones otherwise, allreduce's by
- * size: recursive doubling for small messages, the ring above. WEFT_ALGO forces
+ * size: recursive doubling for small messages, Rabenseifner's for medium
+ * ones, the pipelined ring above. WEFT_ALGO forces
  * a choice per operation ("allreduce:ring,bcast:hier").
  */
 #include "config.h"
@@ -23,11 +24,14 @@
 /* Above this many bytes the flat ring's bandwidth wins over funnelling
  * each node through one rank. */
 #define HIER_MAX_BYTES (1u << 20)
-/* Up to this many bytes recursive doubling's log2 n steps beat the ring's
- * 2 (n - 1): at 4 ranks on loopback sockets rd took 38-75 us up to 32 KiB
- * against the ring's 122-172, and both 390 at 128 KiB. The tuner will
- * measure this per machine. */
-#define RD_MAX_BYTES (64u << 10)
+/* Allreduce: recursive doubling (log2 n steps of the whole buffer) up to
+ * RD_MAX_BYTES, Rabenseifner (2 log2 n steps, the ring's bandwidth) up to
+ * RAB_MAX_BYTES, the pipelined ring above. At 4 ranks on loopback sockets:
+ * rd 38-75 us up to 32 KiB against the ring's 122-172; at 16 KiB rd 121,
+ * Rabenseifner 115, ring 255; at 256 KiB 797, 567, 778; at 4 MiB 39.5,
+ * 19.7, 24.2 ms. The tuner will measure this per machine. */
+#define RD_MAX_BYTES (16u << 10)
+#define RAB_MAX_BYTES (8u << 20)
 /* Reduce-scatter by recursive doubling over the whole buffer up to this
  * many bytes in all: at 4 ranks 29-32 us up to 4 KiB against the ring's
  * 62-69, even at 32 KiB, behind at 256 KiB. */
@@ -57,6 +61,7 @@ static const algo_t algos[] = {
     { WEFT__COLL_REDUCE, "reduce", "hier", weft__reduce_hier, 1 },
     { WEFT__COLL_ALLREDUCE, "allreduce", "ring", weft__allreduce_ring, 0 },
     { WEFT__COLL_ALLREDUCE, "allreduce", "rd", weft__allreduce_rd, 0 },
+    { WEFT__COLL_ALLREDUCE, "allreduce", "rabenseifner", weft__allreduce_rabenseifner, 0 },
     { WEFT__COLL_ALLREDUCE, "allreduce", "hier", weft__allreduce_hier, 1 },
     { WEFT__COLL_ALLGATHER, "allgather", "ring", weft__allgatherv_ring, 0 },
     { WEFT__COLL_ALLGATHER, "allgather", "bruck", weft__allgather_bruck, 0 },
@@ -154,8 +159,9 @@ void weft__coll_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind
     if (flat < 0)
         return; /* no choice for this operation: the caller set its algorithm */
     pick = flat;
-    if (kind == WEFT__COLL_ALLREDUCE && bytes <= RD_MAX_BYTES)
-        pick = find_algo(kind, "rd");
+    if (kind == WEFT__COLL_ALLREDUCE)
+        pick = find_algo(kind, bytes <= RD_MAX_BYTES ? "rd" : bytes <= RAB_MAX_BYTES
+                                                             ? "rabenseifner" : "ring");
     if (kind == WEFT__COLL_ALLGATHER && even && bytes * (size_t)comm->size <= BRUCK_MAX_BYTES)
         pick = find_algo(kind, "bruck");
     if (kind == WEFT__COLL_REDUCE_SCATTER && bytes <= RS_RD_MAX_BYTES)
@@ -184,6 +190,8 @@ void weft__allreduce_flat(weft__coll_t *c, size_t bytes)
 {
     if (bytes <= RD_MAX_BYTES)
         weft__allreduce_rd(c);
+    else if (bytes <= RAB_MAX_BYTES)
+        weft__allreduce_rabenseifner(c);
     else
         weft__allreduce_ring(c);
 }

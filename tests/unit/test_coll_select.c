@@ -21,7 +21,7 @@ static void accepts_valid_choices(void **state)
     assert_int_equal(weft__coll_algo_parse(NULL), WEFT_SUCCESS);
     assert_int_equal(weft__coll_algo_parse(""), WEFT_SUCCESS);
     assert_int_equal(weft__coll_algo_parse("allreduce:ring"), WEFT_SUCCESS);
-    assert_int_equal(weft__coll_algo_parse("allreduce:rd,allreduce:hier,bcast:binomial,reduce:hier,alltoall:scattered,"
+    assert_int_equal(weft__coll_algo_parse("allreduce:rd,allreduce:rabenseifner,allreduce:hier,bcast:binomial,reduce:hier,alltoall:scattered,"
                                            "allgather:ring,barrier:dissemination"),
                      WEFT_SUCCESS);
 }
@@ -33,7 +33,7 @@ static void rejects_unknown_algorithm(void **state)
     assert_non_null(strstr(weft__get_error(), "'tre'"));
     assert_non_null(strstr(weft__get_error(), "binomial, hier"));
     assert_int_equal(weft__coll_algo_parse("allreduce"), WEFT_ERR_INVALID_ARG);
-    assert_non_null(strstr(weft__get_error(), "ring, rd, hier"));
+    assert_non_null(strstr(weft__get_error(), "ring, rd, rabenseifner, hier"));
 }
 
 static void rejects_unknown_operation(void **state)
