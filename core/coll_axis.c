@@ -169,8 +169,9 @@ static weft_result_t axis_shape(const char *fn, int ndims, const size_t *shape, 
     x->outer = outer;
     x->inner = inner;
     x->rows = split ? shape[axis] / (size_t)n : shape[axis];
-    if (x->rows && (outer > limit / x->rows || outer * x->rows > limit / inner ||
-                    outer * x->rows * inner > limit / (size_t)n))
+    /* An empty dimension anywhere makes an empty array (inner or outer 0). */
+    if (x->rows && inner && (outer > limit / x->rows || outer * x->rows > limit / inner ||
+                             outer * x->rows * inner > limit / (size_t)n))
         return weft__error(WEFT_ERR_INVALID_ARG, "%s: the array of shape[%d] = %zu overflows",
                            fn, axis, shape[axis]);
     x->block = outer * x->rows * (inner / esize);
