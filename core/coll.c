@@ -173,7 +173,9 @@ void weft__coll_progress_all(weft__instance_t *inst)
     for (weft__coll_t *c = inst->colls; c; c = c->next_live) {
         int done;
 
-        if (!c->finished && pthread_equal(c->owner, self))
+        /* Another thread's collective is its own to advance (and to
+         * finish): test the owner before touching its state. */
+        if (pthread_equal(c->owner, self) && !c->finished)
             weft__coll_poll(c, &done);
     }
     pthread_mutex_unlock(&inst->coll_lock);
@@ -189,7 +191,8 @@ static void live_add(weft__coll_t *c)
     c->prev_live = NULL;
     if (inst->colls)
         inst->colls->prev_live = c;
-    inst->colls = c;
+    /* Atomic: weft__coll_progress_all peeks at the head without the lock. */
+    __atomic_store_n(&inst->colls, c, __ATOMIC_RELAXED);
     c->live = 1;
     pthread_mutex_unlock(&inst->coll_lock);
 }
@@ -202,7 +205,7 @@ static void live_remove(weft__coll_t *c)
     if (c->prev_live)
         c->prev_live->next_live = c->next_live;
     else
-        inst->colls = c->next_live;
+        __atomic_store_n(&inst->colls, c->next_live, __ATOMIC_RELAXED);
     if (c->next_live)
         c->next_live->prev_live = c->prev_live;
     c->live = 0;

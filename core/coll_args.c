@@ -69,10 +69,14 @@ weft_result_t weft__coll_check_vector(const char *fn, const char *counts_name,
     for (int i = 0; i < comm->size; i++) {
         size_t start = displs_name ? displs[i] : total;
 
-        if (counts[i] > limit || start > limit - counts[i])
-            return weft__error(WEFT_ERR_INVALID_ARG, "%s: block %d (%s[%d] = %zu%s) overflows "
-                               "the buffer size", fn, i, counts_name, i, counts[i],
-                               displs_name ? " at its displacement" : "");
+        if (counts[i] > limit)
+            return weft__error(WEFT_ERR_INVALID_ARG, "%s: block %d (%s[%d] = %zu) overflows "
+                               "the buffer size", fn, i, counts_name, i, counts[i]);
+        /* Name the displacement: it is the argument the caller got wrong. */
+        if (start > limit - counts[i])
+            return weft__error(WEFT_ERR_INVALID_ARG, "%s: block %d (%s[%d] = %zu at %s[%d] = "
+                               "%zu) overflows the buffer size", fn, i, counts_name, i,
+                               counts[i], displs_name ? displs_name : "offset", i, start);
         if (counts[i] && !buf)
             return weft__error(WEFT_ERR_INVALID_ARG, "%s: %s is NULL with %s[%d] = %zu", fn,
                                buf_name, counts_name, i, counts[i]);

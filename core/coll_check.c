@@ -48,14 +48,17 @@ typedef struct check {
 
 int weft__coll_check_enabled(void)
 {
+    /* Read once, from any thread: racing first callers compute the same. */
     static int enabled = -1;
+    int v = __atomic_load_n(&enabled, __ATOMIC_RELAXED);
 
-    if (enabled < 0) {
+    if (v < 0) {
         const char *env = getenv("WEFT_CHECK");
 
-        enabled = env && strcmp(env, "0") != 0 && *env;
+        v = env && strcmp(env, "0") != 0 && *env;
+        __atomic_store_n(&enabled, v, __ATOMIC_RELAXED);
     }
-    return enabled;
+    return v;
 }
 
 static uint64_t hash_counts(const size_t *v, int n)

@@ -122,7 +122,8 @@ static weft_result_t alltoall_setup(weft__coll_t *c)
                 extent = c->rdispls[i] + c->rcounts[i];
         if (!(c->tmp = malloc(extent * c->esize + 1)))
             return weft__error(WEFT_ERR_NO_MEMORY, "alltoall: out of memory");
-        memcpy(c->tmp, rb, extent * c->esize);
+        if (extent)
+            memcpy(c->tmp, rb, extent * c->esize);
         c->sendbuf = c->tmp;
     }
     sb = c->sendbuf;
