@@ -1,5 +1,5 @@
 #!/bin/sh
-# compare.sh: weft against Open MPI and MPICH on this machine, the same
+# compare.sh: weft against Open MPI, MPICH and Gloo on this machine, the same
 # operations and sizes, measured in one run, as a table of times and of
 # ratios peer / weft (above 1: weft is faster).
 #
@@ -8,8 +8,9 @@
 #                    [-o "allreduce broadcast allgather reduce_scatter alltoall"]
 # Each figure is the median of REPS runs (default 5) of the mean time of
 # one operation (the slowest rank's), after warm-up. Installs Open MPI's
-# and MPICH's development packages with apt-get when they are missing and
-# this runs as root. Also prints this machine's single-core memcpy
+# and MPICH's development packages and python3-torch (Gloo, through
+# torch.distributed) with apt-get when they are missing and this runs as
+# root. Also prints this machine's single-core memcpy
 # bandwidth and the 2-rank allreduce bus bandwidth at the largest size
 # next to it. A benchmark: figures, no verdict.
 set -u
@@ -23,7 +24,7 @@ while getopts r:n:s:o: opt; do
     n) ranks=$OPTARG ;;
     s) sizes=$OPTARG ;;
     o) ops=$OPTARG ;;
-    *) sed -n '2,14p' "$0"; exit 2 ;;
+    *) sed -n '2,15p' "$0"; exit 2 ;;
     esac
 done
 top=$(pwd)
@@ -40,6 +41,16 @@ if ! command -v mpicc.openmpi >/dev/null 2>&1 || ! command -v mpicc.mpich >/dev/
             mpich libmpich-dev >/dev/null 2>&1 || echo "apt-get failed" >&2
     fi
 fi
+# Debian's interpreter, the one python3-torch installs into (PATH may
+# name another).
+python=${PYTHON:-/usr/bin/python3}
+[ -x "$python" ] || python=python3
+if ! "$python" -c 'import torch.distributed' >/dev/null 2>&1 &&
+    [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing python3-torch for Gloo (apt-get)..." >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+        python3-torch >/dev/null 2>&1 || echo "apt-get failed" >&2
+fi
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 peers=""
@@ -54,6 +65,11 @@ if command -v mpicc.mpich >/dev/null 2>&1 &&
     peers="$peers mpich"
 else
     echo "MPICH is not available: its column stays empty" >&2
+fi
+if "$python" -c 'import torch.distributed as d; assert d.is_gloo_available()' >/dev/null 2>&1; then
+    peers="$peers gloo"
+else
+    echo "torch with Gloo is not available: its column stays empty" >&2
 fi
 cc -O2 "$srcdir/bench/memcpy_bw.c" -o "$tmp/memcpy_bw" || exit 1
 
@@ -73,6 +89,13 @@ measure() {
             2>/dev/null | awk '{ print $3 }' ;;
     mpich)
         mpirun.mpich -n "$2" "$tmp/mpich" "$3" "$4" "$it" 2>/dev/null | awk '{ print $3 }' ;;
+    gloo)
+        # A fresh rendezvous file per run: torch's file store must not find
+        # an old one. Fewer iterations: each Python call costs tens of us.
+        rm -f "$tmp/gloo.store"
+        GLOO_BENCH_FILE=$tmp/gloo.store "$top/tools/weftrun" -n "$2" \
+            "$python" "$srcdir/bench/gloo_bench.py" "$3" "$4" "$(( (it + 4) / 5 ))" \
+            2>/dev/null | awk '{ print $3 }' ;;
     esac
 }
 
@@ -80,13 +103,13 @@ median() { # the median of the numbers on stdin
     sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 }
 
-printf '%-15s %5s %10s %12s %12s %12s %9s %9s\n' op ranks bytes "weft (us)" "ompi (us)" \
-    "mpich (us)" ompi/weft mpich/weft
+printf '%-15s %5s %10s %12s %12s %12s %12s %9s %9s %9s\n' op ranks bytes "weft (us)" \
+    "ompi (us)" "mpich (us)" "gloo (us)" ompi/weft mpich/weft gloo/weft
 for n in $ranks; do
     for op in $ops; do
         for bytes in $sizes; do
             line="$op $n $bytes"
-            for who in weft ompi mpich; do
+            for who in weft ompi mpich gloo; do
                 case " weft$peers " in
                 *" $who "*)
                     r=0
@@ -103,7 +126,9 @@ for n in $ranks; do
             echo "$line" | awk '{
                 r1 = ($4 != "-" && $5 != "-" && $4 > 0) ? sprintf("%.2f", $5 / $4) : "-";
                 r2 = ($4 != "-" && $6 != "-" && $4 > 0) ? sprintf("%.2f", $6 / $4) : "-";
-                printf "%-15s %5d %10d %12s %12s %12s %9s %9s\n", $1, $2, $3, $4, $5, $6, r1, r2 }'
+                r3 = ($4 != "-" && $7 != "-" && $4 > 0) ? sprintf("%.2f", $7 / $4) : "-";
+                printf "%-15s %5d %10d %12s %12s %12s %12s %9s %9s %9s\n", $1, $2, $3, $4, $5,
+                    $6, $7, r1, r2, r3 }'
         done
     done
 done | tee "$tmp/table"

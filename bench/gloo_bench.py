@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""gloo_bench.py: the Gloo side of bench/compare.sh.
+
+Times, with torch.distributed's gloo backend, the collectives weft-bench
+and mpi_bench time, the same way (warm-up, a barrier, a timed loop, the
+slowest rank's mean), so that the figures compare. Start one process per
+rank with the torchrun environment (RANK, WORLD_SIZE, MASTER_ADDR,
+MASTER_PORT), e.g. under weftrun:
+
+    GLOO_BENCH_FILE=/tmp/fresh-name weftrun -n 4 python3 gloo_bench.py OP BYTES ITERS
+
+prints "OP BYTES TIME_US" on rank 0. OP is allreduce, broadcast,
+allgather, reduce_scatter or alltoall; BYTES is nccl-tests' size (the
+whole gathered or scattered buffer for the last three); float32, sum.
+The processes meet through torch's file store at GLOO_BENCH_FILE (a
+name that does not exist yet), not at MASTER_PORT: under weftrun that
+port is weft's own store, which torch's TCP store cannot talk to.
+Gloo has no reduce_scatter: torch's gloo backend raises for it, so that
+figure is measured as Gloo users get it, an allreduce of the whole
+buffer keeping the own block (what torch users fall back to).
+"""
+import os
+import sys
+import time
+
+# Before torch is imported: one intra-op thread per rank, as the other
+# benchmarks run (several ranks share this machine's cores).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.stderr.write("usage: gloo_bench.py OP BYTES ITERS\n")
+        return 2
+    op, nbytes, iters = sys.argv[1], int(sys.argv[2], 0), int(sys.argv[3])
+    dist.init_process_group("gloo", init_method="file://" + os.environ["GLOO_BENCH_FILE"],
+                            rank=int(os.environ["RANK"]),
+                            world_size=int(os.environ["WORLD_SIZE"]))
+    rank, n = dist.get_rank(), dist.get_world_size()
+    count = nbytes // 4
+    if op in ("allgather", "reduce_scatter", "alltoall"):
+        count //= n  # per-rank block
+    sb = torch.zeros(count * n + 1, dtype=torch.float32)
+    rb = torch.zeros(count * n + 1, dtype=torch.float32)
+    blocks = list(rb[: count * n].split(count)) if count else [rb[:0]] * n
+
+    def once():
+        if op == "allreduce":
+            dist.all_reduce(sb[:count])
+        elif op == "broadcast":
+            dist.broadcast(sb[:count], 0)
+        elif op == "allgather":
+            dist.all_gather(blocks, sb[:count])
+        elif op == "reduce_scatter":
+            whole = sb[: count * n]
+            dist.all_reduce(whole)
+        elif op == "alltoall":
+            dist.all_to_all_single(rb[: count * n], sb[: count * n])
+        else:
+            raise SystemExit("gloo_bench: unknown operation %s" % op)
+
+    for _ in range(5):
+        once()
+    dist.barrier()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        once()
+    t = torch.tensor([(time.perf_counter() - t0) / iters * 1e6], dtype=torch.float64)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    if rank == 0:
+        print("%s %d %.3f" % (op, nbytes, t.item()))
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
