@@ -116,7 +116,8 @@ weft__topo_pci_class_t weft__topo_pci_distance(const weft__topo_dev_t *a,
 /* "same PCI switch", "same root complex", "same NUMA node", "other". */
 const char *weft__topo_pci_class_name(weft__topo_pci_class_t c);
 /* The NIC nearest to gpu: lowest PCI distance class, then an RDMA NIC
- * with an active port, then any RDMA NIC, then PCI order. NULL when the
+ * with an active port, then Ethernet (or port state unknown), then RDMA
+ * NICs with every port down, then PCI order. NULL when the
  * machine has no NIC; *cls (may be NULL) gets the class. */
 const weft__topo_dev_t *weft__topo_nearest_nic(const weft__topo_t *topo,
                                                const weft__topo_dev_t *gpu,

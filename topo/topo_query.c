@@ -67,12 +67,14 @@ const char *weft__topo_pci_class_name(weft__topo_pci_class_t c)
     return "?";
 }
 
-/* How much a NIC is worth to a GPU beyond distance: lower is better. */
+/* How much a NIC is worth to a GPU beyond distance, lower is better: an
+ * RDMA NIC with an active port, then one that may work (Ethernet, or
+ * port state unknown), then an RDMA NIC whose ports are all down. */
 static int nic_rank(const weft__topo_dev_t *nic)
 {
     if (nic->rdma && nic->active_ports > 0)
         return 0;
-    return nic->rdma ? 1 : 2;
+    return nic->rdma && nic->active_ports == 0 ? 2 : 1;
 }
 
 const weft__topo_dev_t *weft__topo_nearest_nic(const weft__topo_t *topo,
