@@ -9,5 +9,3 @@ tests_unit_test_topo_CFLAGS = $(WEFT_UNIT_CFLAGS)
 tests_unit_test_topo_LDADD = $(WEFT_UNIT_LIBS)
 EXTRA_tests_unit_test_topo_DEPENDENCIES = $(WEFT_TEST_PLUGINS) \
 	plugins/sockets/weft-sockets.la
-EXTRA_DIST += tests/topo/gen_fixtures.py tests/topo/dgx8.xml tests/topo/cpu2s.xml \
-	tests/topo/workstation.xml tests/topo/this-vm.xml
