@@ -132,7 +132,9 @@ enum {
  * warning. Hardware needs are judged from the topology (hwloc): a weft
  * built without hwloc cannot judge them and leaves the decision to init.
  * LOCAL_PEER is judged after the rendezvous: such a transport is
- * initialised, and finalised again when no other rank shares the node. */
+ * initialised, and finalised again when no other rank shares the node;
+ * its address stays in the rank's published record, so such a transport
+ * must reach only ranks of its own node (WEFT_TRANSPORT_REACH_NODE). */
 #define WEFT_TRANSPORT_NEEDS_NONE 0ull                 /* usable anywhere (sockets) */
 #define WEFT_TRANSPORT_NEED_LOCAL_PEER (1ull << 0)     /* another rank on this node (shm) */
 #define WEFT_TRANSPORT_NEED_RDMA_PORT (1ull << 1)      /* an OpenFabrics device with an
