@@ -53,6 +53,10 @@ void weft__topo_print(const weft__topo_t *topo, FILE *out, const char *prefix)
         fprintf(out, "%s  bound to PUs %s, more than one NUMA node\n", prefix, topo->bind_cpus);
     else
         fprintf(out, "%s  binding unknown\n", prefix);
+    if (!topo->known) {
+        fprintf(out, "%s  GPUs and NICs not known\n", prefix);
+        return;
+    }
     fprintf(out, "%s  %d GPU%s, %d NIC%s\n", prefix, ngpus, ngpus == 1 ? "" : "s",
             weft__topo_count(topo, WEFT__TOPO_NIC),
             weft__topo_count(topo, WEFT__TOPO_NIC) == 1 ? "" : "s");
