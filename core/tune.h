@@ -88,7 +88,8 @@ int weft__tune_best(const weft__tune_params_t *p, const weft__tune_shape_t *s, i
                     size_t bytes, int even, int flat_only, double *t);
 /* weft__tune_best for a call on comm with its job's parameters, cached
  * per operation and power-of-two size bucket; the first call on comm
- * logs the predicted table (WEFT_DEBUG=INFO, WEFT_DEBUG_SUBSYS=TUNING).
+ * logs the predicted table on its rank 0 (WEFT_DEBUG=INFO,
+ * WEFT_DEBUG_SUBSYS=TUNING).
  * Not thread safe for one comm, as a communicator is used by one thread
  * at a time. */
 int weft__tune_pick(struct weft_comm *comm, int kind, size_t bytes, int even);

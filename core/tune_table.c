@@ -190,7 +190,8 @@ static struct weft__tune_cache *cache_of(struct weft_comm *comm)
                 tc->pick[k][e][b] = NOT_CHOSEN;
     weft__tune_shape_of(comm, &tc->shape);
     comm->tune = tc;
-    if (weft__log_enabled(WEFT__LOG_INFO, WEFT__SUBSYS_TUNING)) {
+    /* Every rank holds the same table: its first rank prints it. */
+    if (comm->rank == 0 && weft__log_enabled(WEFT__LOG_INFO, WEFT__SUBSYS_TUNING)) {
         WEFT_INFO(TUNING, "communicator of %d ranks (context %u), parameters %s",
                   comm->size, comm->context_id, weft__tune_source_name(comm->inst->tune_source));
         weft__tune_print_table(NULL, &comm->inst->tune, &tc->shape);
