@@ -19,9 +19,11 @@
  * network); alpha is the smallest exchange's time, beta the slope between
  * the two largest, so that latency and streaming rate are each measured
  * where they dominate. gamma times the reduction kernel on float32 sums.
- * Each figure is the best of a few repetitions (scheduling noise only
- * adds time) and then the maximum over the ranks: the slowest pair paces
- * a collective.
+ * An exchange's figure is the median of a few repetitions: a collective
+ * pays a typical step's time, not the luckiest one's, and the median
+ * ignores the odd step that lost its processor. The gamma kernel, which
+ * involves no other process, keeps its best time. Each figure is then the
+ * maximum over the ranks: the slowest pair paces a collective.
  */
 #include "config.h"
 
@@ -41,6 +43,7 @@
 static const size_t probe_sizes[] = { 8, 32768, 262144 };
 static const int probe_reps[] = { 10, 5, 4 };
 #define NSIZES (sizeof(probe_sizes) / sizeof(probe_sizes[0]))
+#define MAX_REPS 128
 #define MAX_PROBE_BYTES 262144
 /* Larger than a core's cache, as the data of a large reduction is. */
 #define GAMMA_BYTES (1 << 20)
@@ -55,7 +58,8 @@ typedef struct probe {
     int scale;               /* repetitions multiplier */
     int posted;
     double start;
-    double best[NCLASSES][NSIZES];
+    double typical[NCLASSES][NSIZES];  /* median of the timed repetitions */
+    double times[MAX_REPS];            /* of the exchange size in flight */
     char *sendbuf, *recvbuf;
 } probe_t;
 
@@ -91,6 +95,26 @@ static void find_partners(const weft_comm_t comm, probe_t *pr)
         pr->partner[CLASS_INTER] = m->order[m->node_start[other] + me];
 }
 
+static int reps_of(const probe_t *pr)
+{
+    int n = probe_reps[pr->size] * pr->scale;
+
+    return n < MAX_REPS ? n : MAX_REPS;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof(*t), by_value);
+    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
 static weft_result_t probe_step(weft__coll_t *c, int *done)
 {
     probe_t *pr = c->ctx;
@@ -100,9 +124,10 @@ static weft_result_t probe_step(weft__coll_t *c, int *done)
         double t = now_s() - pr->start;
 
         /* Repetition 0 warms up (connections, caches): not timed. */
-        if (pr->rep > 0 && (pr->best[pr->cls][pr->size] == 0 || t < pr->best[pr->cls][pr->size]))
-            pr->best[pr->cls][pr->size] = t;
-        if (++pr->rep > probe_reps[pr->size] * pr->scale) {
+        if (pr->rep > 0)
+            pr->times[pr->rep - 1] = t;
+        if (++pr->rep > reps_of(pr)) {
+            pr->typical[pr->cls][pr->size] = median(pr->times, reps_of(pr));
             pr->rep = 0;
             if (++pr->size == (int)NSIZES) {
                 pr->size = 0;
@@ -224,7 +249,7 @@ static weft_result_t measure(weft_comm_t world, int scale, weft__tune_params_t *
     rc = run_blocking(world, c, WEFT__COLL_BARRIER);
     if (rc != WEFT_SUCCESS)
         goto out_free;
-    memcpy(v, pr->best, sizeof(pr->best));
+    memcpy(v, pr->typical, sizeof(pr->typical));
     v[NCLASSES * NSIZES] = measure_gamma(scale);
     rc = max_doubles(world, v, sizeof(v) / sizeof(v[0]));
     if (rc != WEFT_SUCCESS)
@@ -301,11 +326,13 @@ weft_result_t weft__tune_agree(weft_comm_t world, int reps_scale)
     inst->tune_source = mode == MODE_MEASURE ? WEFT__TUNE_MEASURED
                         : mode == MODE_FILE ? WEFT__TUNE_FILE : WEFT__TUNE_DEFAULTS;
     inst->tune_probe_ms = mode == MODE_MEASURE ? (now_s() - t0) * 1e3 : 0;
-    WEFT_INFO(TUNING, "parameters %s%s: intra alpha %.2f us beta %.3f ns/B, inter alpha %.2f us "
-              "beta %.3f ns/B, gamma %.3f ns/B; took %.1f ms",
-              weft__tune_source_name(inst->tune_source),
-              mode == MODE_FILE ? " (WEFT_TUNE_FILE of rank 0)" : "", p.intra.alpha * 1e6,
-              p.intra.beta * 1e9, p.inter.alpha * 1e6, p.inter.beta * 1e9, p.gamma * 1e9,
-              (now_s() - t0) * 1e3);
+    /* Identical on every rank: rank 0 tells. */
+    if (world->rank == 0)
+        WEFT_INFO(TUNING, "parameters %s%s: intra alpha %.2f us beta %.3f ns/B, inter alpha "
+                  "%.2f us beta %.3f ns/B, gamma %.3f ns/B; took %.1f ms",
+                  weft__tune_source_name(inst->tune_source),
+                  mode == MODE_FILE ? " (WEFT_TUNE_FILE of rank 0)" : "", p.intra.alpha * 1e6,
+                  p.intra.beta * 1e9, p.inter.alpha * 1e6, p.inter.beta * 1e9, p.gamma * 1e9,
+                  (now_s() - t0) * 1e3);
     return WEFT_SUCCESS;
 }
