@@ -19,11 +19,15 @@
  * network); alpha is the smallest exchange's time, beta the slope between
  * the two largest, so that latency and streaming rate are each measured
  * where they dominate. gamma times the reduction kernel on float32 sums.
- * An exchange's figure is the median of a few repetitions: a collective
- * pays a typical step's time, not the luckiest one's, and the median
- * ignores the odd step that lost its processor. The gamma kernel, which
- * involves no other process, keeps its best time. Each figure is then the
- * maximum over the ranks: the slowest pair paces a collective.
+ * alpha is the median of a few repetitions: a collective pays a typical
+ * step's latency, not the luckiest one's (on a quiet 16-core machine the
+ * best exchange of 8 bytes took 7.5 us, the collectives' steps about 12).
+ * beta comes from the best times: what delays a step (a process losing
+ * its processor) adds per message, which alpha already holds, and the
+ * slope between two medians of a few large exchanges was too noisy to
+ * steer by (0.3 to 0.9 ns/B from one job to the next). The gamma kernel,
+ * which involves no other process, keeps its best time. Each figure is
+ * then the maximum over the ranks: the slowest pair paces a collective.
  */
 #include "config.h"
 
@@ -59,6 +63,7 @@ typedef struct probe {
     int posted;
     double start;
     double typical[NCLASSES][NSIZES];  /* median of the timed repetitions */
+    double best[NCLASSES][NSIZES];     /* their minimum */
     double times[MAX_REPS];            /* of the exchange size in flight */
     char *sendbuf, *recvbuf;
 } probe_t;
@@ -128,6 +133,7 @@ static weft_result_t probe_step(weft__coll_t *c, int *done)
             pr->times[pr->rep - 1] = t;
         if (++pr->rep > reps_of(pr)) {
             pr->typical[pr->cls][pr->size] = median(pr->times, reps_of(pr));
+            pr->best[pr->cls][pr->size] = pr->times[0]; /* sorted by median() */
             pr->rep = 0;
             if (++pr->size == (int)NSIZES) {
                 pr->size = 0;
@@ -208,25 +214,28 @@ static weft_result_t max_doubles(weft_comm_t comm, double *v, size_t n)
     return run_blocking(comm, c, WEFT__COLL_ALLREDUCE);
 }
 
-/* alpha from the smallest exchange, beta from the slope between the two
- * largest; a class nobody measured keeps its previous values. */
-static void fit(const double *t, weft__tune_link_t *l)
+/* alpha from the smallest exchange's median, beta from the slope between
+ * the two largest best times; a class nobody measured keeps its previous
+ * values. */
+static void fit(const double *typical, const double *best, weft__tune_link_t *l)
 {
-    double dt = t[NSIZES - 1] - t[NSIZES - 2];
+    double dt = best[NSIZES - 1] - best[NSIZES - 2];
     double ds = (double)(probe_sizes[NSIZES - 1] - probe_sizes[NSIZES - 2]);
 
-    if (t[0] <= 0 || t[NSIZES - 1] <= 0)
+    if (typical[0] <= 0 || best[NSIZES - 1] <= 0)
         return;
-    l->alpha = t[0];
+    l->alpha = typical[0];
     /* A slope lost in noise still leaves the average rate of the largest. */
-    l->beta = dt > 0 ? dt / ds : t[NSIZES - 1] / (double)probe_sizes[NSIZES - 1];
+    l->beta = dt > 0 ? dt / ds : best[NSIZES - 1] / (double)probe_sizes[NSIZES - 1];
 }
 
 /* Measures the parameters on every rank and keeps the maximum: all ranks
  * end with the same figures. */
 static weft_result_t measure(weft_comm_t world, int scale, weft__tune_params_t *p)
 {
-    double v[NCLASSES * NSIZES + 1] = { 0 };
+    /* Medians, best times, gamma. */
+    double v[2 * NCLASSES * NSIZES + 1] = { 0 };
+    const size_t g = 2 * NCLASSES * NSIZES;
     weft__coll_t *c;
     probe_t *pr;
     weft_result_t rc;
@@ -250,14 +259,15 @@ static weft_result_t measure(weft_comm_t world, int scale, weft__tune_params_t *
     if (rc != WEFT_SUCCESS)
         goto out_free;
     memcpy(v, pr->typical, sizeof(pr->typical));
-    v[NCLASSES * NSIZES] = measure_gamma(scale);
+    memcpy(v + NCLASSES * NSIZES, pr->best, sizeof(pr->best));
+    v[g] = measure_gamma(scale);
     rc = max_doubles(world, v, sizeof(v) / sizeof(v[0]));
     if (rc != WEFT_SUCCESS)
         goto out_free;
-    fit(v + CLASS_INTRA * NSIZES, &p->intra);
-    fit(v + CLASS_INTER * NSIZES, &p->inter);
-    if (v[NCLASSES * NSIZES] > 0)
-        p->gamma = v[NCLASSES * NSIZES];
+    fit(v + CLASS_INTRA * NSIZES, v + (NCLASSES + CLASS_INTRA) * NSIZES, &p->intra);
+    fit(v + CLASS_INTER * NSIZES, v + (NCLASSES + CLASS_INTER) * NSIZES, &p->inter);
+    if (v[g] > 0)
+        p->gamma = v[g];
 out_free:
     if (pr)
         probe_free(pr);
