@@ -348,6 +348,7 @@ WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *worl
     pthread_mutex_init(&inst->coll_lock, NULL);
     inst->rank = params.rank;
     inst->size = params.size;
+    weft__tune_defaults(&inst->tune);
     inst->timeout_ms = params.timeout_ms;
     snprintf(inst->name, sizeof(inst->name), "%s", a.name ? a.name : "world");
     weft__transport_core_defaults(&inst->core);
@@ -401,6 +402,17 @@ WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *worl
      * job still runs. */
     if (weft__abort_listen(inst) != WEFT_SUCCESS)
         WEFT_WARN(INIT, "%s", weft__get_error());
+    /* Every rank must hold the same tuning parameters before the first
+     * collective chooses its algorithm from them. */
+    rc = weft__tune_agree(*world, 0);
+    if (rc != WEFT_SUCCESS) {
+        char why[1024];
+
+        snprintf(why, sizeof(why), "%s", weft__get_error());
+        weft__comm_free(*world);
+        *world = NULL;
+        return weft__error(rc, "weft_init: %s", why);
+    }
     WEFT_INFO(INIT, "rank %d of %d ready: job %s, local rank %d of %d", inst->rank, inst->size,
               inst->job_id, inst->local_rank, inst->local_size);
     return WEFT_SUCCESS;

@@ -14,6 +14,7 @@
 #include "core/bootstrap.h"
 #include "core/plugin.h"
 #include "core/store.h"
+#include "core/tune.h"
 #include "topo/topo.h"
 
 struct weft_request;
@@ -55,6 +56,12 @@ typedef struct weft__instance {
      * coll_lock guards the list and is held while it is walked. */
     pthread_mutex_t coll_lock;
     struct weft__coll *colls;
+
+    /* The tuner's parameters, identical on every rank (weft__tune_agree),
+     * set once at init before any communicator runs a collective. */
+    weft__tune_params_t tune;
+    weft__tune_source_t tune_source;
+    double tune_probe_ms;            /* the probe's time at init, 0 if none ran */
 
     struct weft_comm *comms;         /* every live communicator (under lock) */
     struct notice_state *notices;    /* abort notices (abort_notice.c) */
