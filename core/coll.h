@@ -84,7 +84,9 @@ weft_result_t weft__coll_set_vectors(weft__coll_t *c, int n, const size_t *scoun
  * rank member me (members must outlive c). */
 void weft__coll_set_group(weft__coll_t *c, int n, int me, const int *members);
 
-/* Posts one round: n operations, peers as member indices of c's group. */
+/* Posts one round: n operations, peers as member indices of c's group;
+ * an op's tag is its lane (0 for most algorithms; see coll.c). */
+#define WEFT__COLL_LANES 4
 weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops);
 /* Runs child as the next step of c, on c's communicator and sequence
  * number (it talks to the same peers in the same order, so its messages
@@ -147,10 +149,25 @@ void weft__bcast_hier(weft__coll_t *c);
 void weft__reduce_hier(weft__coll_t *c);
 void weft__barrier_hier(weft__coll_t *c);
 void weft__allgather_hier(weft__coll_t *c);            /* consecutive nodes, even counts */
+void weft__allreduce_tree(weft__coll_t *c);            /* coll_dbtree.c: pipelined trees */
+void weft__allreduce_dbtree(weft__coll_t *c);
+void weft__allreduce_direct(weft__coll_t *c);          /* coll_direct.c: tiny messages */
+void weft__bcast_chain(weft__coll_t *c);               /* coll_chain.c: pipelined chain */
+void weft__bcast_scatter_allgather(weft__coll_t *c);   /* coll_twophase.c: large messages */
+void weft__reduce_ring_gather(weft__coll_t *c);
+void weft__allgatherv_rd(weft__coll_t *c);             /* coll_rd_allgather.c */
+void weft__reduce_scatterv_pairwise(weft__coll_t *c);  /* coll_pairwise.c */
+void weft__alltoall_bruck(weft__coll_t *c);            /* coll_bruck.c: even counts */
+void weft__gather_binomial(weft__coll_t *c);           /* coll_binomial.c: even counts */
+void weft__scatter_binomial(weft__coll_t *c);
+void weft__scan_rd(weft__coll_t *c);                   /* coll_scan.c */
+void weft__exscan_rd(weft__coll_t *c);
 
 /* Chooses and sets the algorithm of a collective of kind moving bytes per
- * rank (coll_select.c); even: every rank's block has the same size. For
- * kinds without a choice it does nothing. */
+ * rank (coll_select.c); even: every rank's block has the same size, at
+ * rank-order displacements, and every rank knows it (the even forms of
+ * the rooted and all-to-all calls). For kinds without a choice it does
+ * nothing. */
 void weft__coll_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind, size_t bytes,
                        int even);
 /* The flat allreduce for this many bytes (the node-aware ones' inner phase). */

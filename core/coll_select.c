@@ -9,7 +9,9 @@
  * network's latency dominates); the flat ones otherwise, allreduce's by
  * size: recursive doubling for small messages, Rabenseifner's for medium
  * ones, the pipelined ring above. WEFT_ALGO forces
- * a choice per operation ("allreduce:ring,bcast:hier").
+ * a choice per operation ("allreduce:ring,bcast:hier"). The table lists
+ * every algorithm with what it needs of a call (NEEDS_*); one forced where
+ * it cannot run gives way to the automatic choice.
  */
 #include "config.h"
 
@@ -44,32 +46,78 @@
  * (sent in all): beyond, pairwise steps keep fewer messages in flight. */
 #define SCATTERED_MAX_BYTES (64u << 10)
 
+/* What an algorithm needs of a call besides its kind. A tuner decision can
+ * never be wrong, only slow: an entry is offered only where it can run. */
+enum {
+    NEEDS_EVEN = 1 << 0,        /* equal blocks in rank order (the even forms) */
+    NEEDS_NODES_CONTIG = 1 << 1 /* each node's ranks consecutive */
+};
+
 typedef struct algo {
     weft__coll_kind_t kind;
     const char *op_name;      /* as written in WEFT_ALGO */
     const char *name;
     void (*set)(weft__coll_t *c);
     int hierarchical;
+    int needs;                /* NEEDS_* */
 } algo_t;
 
+/* Costs for the tuner, with p ranks, n bytes per rank (the whole vector
+ * for allreduce, reduce and bcast; one block for the others), alpha the
+ * latency of a message, beta the time per byte, gamma the time per byte
+ * reduced and c = n / chunk. Costs of the entries without one are the
+ * existing algorithms' (see their files). */
 static const algo_t algos[] = {
-    { WEFT__COLL_BARRIER, "barrier", "dissemination", weft__barrier_dissemination, 0 },
-    { WEFT__COLL_BARRIER, "barrier", "hier", weft__barrier_hier, 1 },
-    { WEFT__COLL_BCAST, "bcast", "binomial", weft__bcast_binomial, 0 },
-    { WEFT__COLL_BCAST, "bcast", "hier", weft__bcast_hier, 1 },
-    { WEFT__COLL_REDUCE, "reduce", "binomial", weft__reduce_binomial, 0 },
-    { WEFT__COLL_REDUCE, "reduce", "hier", weft__reduce_hier, 1 },
-    { WEFT__COLL_ALLREDUCE, "allreduce", "ring", weft__allreduce_ring, 0 },
-    { WEFT__COLL_ALLREDUCE, "allreduce", "rd", weft__allreduce_rd, 0 },
-    { WEFT__COLL_ALLREDUCE, "allreduce", "rabenseifner", weft__allreduce_rabenseifner, 0 },
-    { WEFT__COLL_ALLREDUCE, "allreduce", "hier", weft__allreduce_hier, 1 },
-    { WEFT__COLL_ALLGATHER, "allgather", "ring", weft__allgatherv_ring, 0 },
-    { WEFT__COLL_ALLGATHER, "allgather", "bruck", weft__allgather_bruck, 0 },
-    { WEFT__COLL_ALLGATHER, "allgather", "hier", weft__allgather_hier, 1 },
-    { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "ring", weft__reduce_scatterv_ring, 0 },
-    { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "rd", weft__reduce_scatterv_rd, 0 },
-    { WEFT__COLL_ALLTOALL, "alltoall", "pairwise", weft__alltoallv_pairwise, 0 },
-    { WEFT__COLL_ALLTOALL, "alltoall", "scattered", weft__alltoallv_scattered, 0 },
+    { WEFT__COLL_BARRIER, "barrier", "dissemination", weft__barrier_dissemination, 0, 0 },
+    { WEFT__COLL_BARRIER, "barrier", "hier", weft__barrier_hier, 1, 0 },
+    { WEFT__COLL_BCAST, "bcast", "binomial", weft__bcast_binomial, 0, 0 },
+    { WEFT__COLL_BCAST, "bcast", "hier", weft__bcast_hier, 1, 0 },
+    /* (p - 1 + c) alpha + (1 + (p - 2) / c) n beta */
+    { WEFT__COLL_BCAST, "bcast", "chain", weft__bcast_chain, 0, 0 },
+    /* (log2(p) + p - 1) alpha + 2 (p - 1) / p n beta */
+    { WEFT__COLL_BCAST, "bcast", "scatter_allgather", weft__bcast_scatter_allgather, 0, 0 },
+    { WEFT__COLL_REDUCE, "reduce", "binomial", weft__reduce_binomial, 0, 0 },
+    { WEFT__COLL_REDUCE, "reduce", "hier", weft__reduce_hier, 1, 0 },
+    /* (2 (p - 1) + c) alpha + 2 (p - 1) / p n beta + (p - 1) / p n gamma */
+    { WEFT__COLL_REDUCE, "reduce", "ring_gather", weft__reduce_ring_gather, 0, 0 },
+    { WEFT__COLL_ALLREDUCE, "allreduce", "ring", weft__allreduce_ring, 0, 0 },
+    { WEFT__COLL_ALLREDUCE, "allreduce", "rd", weft__allreduce_rd, 0, 0 },
+    { WEFT__COLL_ALLREDUCE, "allreduce", "rabenseifner", weft__allreduce_rabenseifner, 0, 0 },
+    { WEFT__COLL_ALLREDUCE, "allreduce", "hier", weft__allreduce_hier, 1, 0 },
+    /* (2 log2(p) + 2 c) alpha + 3 n beta + 2 n gamma (pipelined binary tree,
+     * an interior rank sends its chunk to two children) */
+    { WEFT__COLL_ALLREDUCE, "allreduce", "tree", weft__allreduce_tree, 0, 0 },
+    /* (2 log2(p) + 2 c) alpha + 2 n beta + n gamma (two trees, half each) */
+    { WEFT__COLL_ALLREDUCE, "allreduce", "dbtree", weft__allreduce_dbtree, 0, 0 },
+    /* alpha + (p - 1) n beta + (p - 1) n gamma */
+    { WEFT__COLL_ALLREDUCE, "allreduce", "direct", weft__allreduce_direct, 0, 0 },
+    { WEFT__COLL_ALLGATHER, "allgather", "ring", weft__allgatherv_ring, 0, 0 },
+    { WEFT__COLL_ALLGATHER, "allgather", "bruck", weft__allgather_bruck, 0, NEEDS_EVEN },
+    { WEFT__COLL_ALLGATHER, "allgather", "hier", weft__allgather_hier, 1,
+      NEEDS_EVEN | NEEDS_NODES_CONTIG },
+    /* (log2(p) + 2) alpha + (p - 1) n beta, with the ranks beyond a power of
+     * two folded in and out (2 more messages, p n bytes the last) */
+    { WEFT__COLL_ALLGATHER, "allgather", "rd", weft__allgatherv_rd, 0, 0 },
+    { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "ring", weft__reduce_scatterv_ring, 0, 0 },
+    { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "rd", weft__reduce_scatterv_rd, 0, 0 },
+    /* (p - 1) alpha + (p - 1) n beta + (p - 1) n gamma */
+    { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "pairwise", weft__reduce_scatterv_pairwise,
+      0, 0 },
+    { WEFT__COLL_ALLTOALL, "alltoall", "pairwise", weft__alltoallv_pairwise, 0, 0 },
+    { WEFT__COLL_ALLTOALL, "alltoall", "scattered", weft__alltoallv_scattered, 0, 0 },
+    /* log2(p) alpha + log2(p) p / 2 n beta (plus two local rotations) */
+    { WEFT__COLL_ALLTOALL, "alltoall", "bruck", weft__alltoall_bruck, 0, NEEDS_EVEN },
+    /* (p - 1) alpha + (p - 1) n beta at the root */
+    { WEFT__COLL_GATHER, "gather", "linear", weft__gatherv_linear, 0, 0 },
+    /* log2(p) alpha + (p - 1) n beta at the root */
+    { WEFT__COLL_GATHER, "gather", "binomial", weft__gather_binomial, 0, NEEDS_EVEN },
+    /* (p - 1) alpha + (p - 1) n beta at the root */
+    { WEFT__COLL_SCATTER, "scatter", "linear", weft__scatterv_linear, 0, 0 },
+    /* log2(p) alpha + (p - 1) n beta at the root */
+    { WEFT__COLL_SCATTER, "scatter", "binomial", weft__scatter_binomial, 0, NEEDS_EVEN },
+    /* log2(p) alpha + log2(p) n beta + log2(p) n gamma */
+    { WEFT__COLL_SCAN, "scan", "rd", weft__scan_rd, 0, 0 },
+    { WEFT__COLL_EXSCAN, "exscan", "rd", weft__exscan_rd, 0, 0 },
 };
 #define NALGOS (sizeof(algos) / sizeof(algos[0]))
 
@@ -129,16 +177,12 @@ static int find_algo(weft__coll_kind_t kind, const char *name)
     return -1;
 }
 
-/* Node-aware allgather needs each node's ranks consecutive (their blocks
- * adjacent) and equal counts. */
 static int applicable(const algo_t *a, weft_comm_t comm, int even)
 {
-    if (a->kind == WEFT__COLL_ALLGATHER && !strcmp(a->name, "bruck"))
-        return even;
-    if (!a->hierarchical)
-        return 1;
-    if (a->kind == WEFT__COLL_ALLGATHER)
-        return comm->nodes.contiguous && even;
+    if ((a->needs & NEEDS_EVEN) && !even)
+        return 0;
+    if ((a->needs & NEEDS_NODES_CONTIG) && !comm->nodes.contiguous)
+        return 0;
     return 1;
 }
 
