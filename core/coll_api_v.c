@@ -315,8 +315,8 @@ WEFT_API weft_result_t weft_allgather(const void *sendbuf, void *recvbuf, size_t
 
 /* even: the even form, whose layout every rank knows. */
 static weft_result_t start_alltoall(const char *fn, int even, size_t even_count,
-                                    const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
-                                    void *recvbuf, const size_t *recvcounts,
+                                    const void *sendbuf, const size_t *sendcounts,
+                                    const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
                                     const size_t *rdispls, weft_dtype_t dt, weft_comm_t comm,
                                     weft_request_t *req)
 {

@@ -65,29 +65,29 @@ typedef struct algo {
 /* Costs for the tuner, with p ranks, n bytes per rank (the whole vector
  * for allreduce, reduce and bcast; one block for the others), alpha the
  * latency of a message, beta the time per byte, gamma the time per byte
- * reduced and c = n / chunk. Costs of the entries without one are the
- * existing algorithms' (see their files). */
+ * reduced and c = n / WEFT_COLL_CHUNK the pieces of a pipeline. The
+ * entries without one are described in their files. */
 static const algo_t algos[] = {
     { WEFT__COLL_BARRIER, "barrier", "dissemination", weft__barrier_dissemination, 0, 0 },
     { WEFT__COLL_BARRIER, "barrier", "hier", weft__barrier_hier, 1, 0 },
     { WEFT__COLL_BCAST, "bcast", "binomial", weft__bcast_binomial, 0, 0 },
     { WEFT__COLL_BCAST, "bcast", "hier", weft__bcast_hier, 1, 0 },
-    /* (p - 1 + c) alpha + (1 + (p - 2) / c) n beta */
+    /* (c + p - 2) (alpha + n / c beta) */
     { WEFT__COLL_BCAST, "bcast", "chain", weft__bcast_chain, 0, 0 },
-    /* (log2(p) + p - 1) alpha + 2 (p - 1) / p n beta */
+    /* p alpha + 2 (p - 1) / p n beta (linear scatter, ring allgather) */
     { WEFT__COLL_BCAST, "bcast", "scatter_allgather", weft__bcast_scatter_allgather, 0, 0 },
     { WEFT__COLL_REDUCE, "reduce", "binomial", weft__reduce_binomial, 0, 0 },
     { WEFT__COLL_REDUCE, "reduce", "hier", weft__reduce_hier, 1, 0 },
-    /* (2 (p - 1) + c) alpha + 2 (p - 1) / p n beta + (p - 1) / p n gamma */
+    /* (p + c) alpha + 2 (p - 1) / p n beta + (p - 1) / p n gamma */
     { WEFT__COLL_REDUCE, "reduce", "ring_gather", weft__reduce_ring_gather, 0, 0 },
     { WEFT__COLL_ALLREDUCE, "allreduce", "ring", weft__allreduce_ring, 0, 0 },
     { WEFT__COLL_ALLREDUCE, "allreduce", "rd", weft__allreduce_rd, 0, 0 },
     { WEFT__COLL_ALLREDUCE, "allreduce", "rabenseifner", weft__allreduce_rabenseifner, 0, 0 },
     { WEFT__COLL_ALLREDUCE, "allreduce", "hier", weft__allreduce_hier, 1, 0 },
-    /* (2 log2(p) + 2 c) alpha + 3 n beta + 2 n gamma (pipelined binary tree,
-     * an interior rank sends its chunk to two children) */
+    /* (3 log2(p) + 2 c) alpha + 3 n beta + 2 n gamma (an inner rank of the
+     * binary tree receives from two children and sends to two) */
     { WEFT__COLL_ALLREDUCE, "allreduce", "tree", weft__allreduce_tree, 0, 0 },
-    /* (2 log2(p) + 2 c) alpha + 2 n beta + n gamma (two trees, half each) */
+    /* (3 log2(p) + c) alpha + 2 n beta + n gamma (two trees, half each) */
     { WEFT__COLL_ALLREDUCE, "allreduce", "dbtree", weft__allreduce_dbtree, 0, 0 },
     /* alpha + (p - 1) n beta + (p - 1) n gamma */
     { WEFT__COLL_ALLREDUCE, "allreduce", "direct", weft__allreduce_direct, 0, 0 },
