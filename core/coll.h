@@ -151,6 +151,10 @@ void weft__barrier_hier(weft__coll_t *c);
 void weft__allgather_hier(weft__coll_t *c);            /* consecutive nodes, even counts */
 void weft__allreduce_tree(weft__coll_t *c);            /* coll_dbtree.c: pipelined trees */
 void weft__allreduce_dbtree(weft__coll_t *c);
+/* Rank's place in tree 0 or 1 of the double binary tree over n ranks:
+ * *parent (-1 at the root) and the children (two at most), returning how
+ * many. For tests. */
+int weft__dbtree_shape(int n, int rank, int tree, int *parent, int *children);
 void weft__allreduce_direct(weft__coll_t *c);          /* coll_direct.c: tiny messages */
 void weft__bcast_chain(weft__coll_t *c);               /* coll_chain.c: pipelined chain */
 void weft__bcast_scatter_allgather(weft__coll_t *c);   /* coll_twophase.c: large messages */

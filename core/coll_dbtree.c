@@ -106,20 +106,28 @@ static int tree_children(int x, int n, int *kids)
     return k;
 }
 
-/* Sets up lane's tree, positions shifted by shift ranks. */
-static void lane_shape(const weft__coll_t *c, lane_t *lane, int shift)
+int weft__dbtree_shape(int n, int rank, int tree, int *parent, int *children)
 {
-    int n = c->gsize, x = (c->grank + shift) % n + 1, kids[2], p;
+    int shift = tree ? 1 : 0, x = (rank + shift) % n + 1, kids[2], k, p;
 
     p = tree_parent(x, n);
-    lane->parent = p ? (p - 1 - shift + n) % n : -1;
-    for (int l = lowbit(x); l > 1; l >>= 1)
+    *parent = p ? (p - 1 - shift + n) % n : -1;
+    k = tree_children(x, n, kids);
+    for (int i = 0; i < k; i++)
+        children[i] = (kids[i] - 1 - shift + n) % n;
+    return k;
+}
+
+/* Sets up lane's tree: tree number l of the group. */
+static void lane_shape(const weft__coll_t *c, lane_t *lane, int l)
+{
+    int n = c->gsize, x = (c->grank + l) % n + 1, p;
+
+    lane->nchildren = weft__dbtree_shape(n, c->grank, l, &lane->parent, lane->children);
+    for (int bit = lowbit(x); bit > 1; bit >>= 1)
         lane->height++;
-    for (; p; p = tree_parent(p, n))
+    for (p = tree_parent(x, n); p; p = tree_parent(p, n))
         lane->depth++;
-    lane->nchildren = tree_children(x, n, kids);
-    for (int i = 0; i < lane->nchildren; i++)
-        lane->children[i] = (kids[i] - 1 - shift + n) % n;
 }
 
 static size_t chunk_len(const treeall_t *t, const lane_t *lane, size_t j)
