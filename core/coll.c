@@ -17,8 +17,12 @@
  * one collective, the messages of a pair match in the order they were sent
  * (the transport's per-pair ordering): ranks count their rounds
  * differently (a broadcast's root has no receive round), so rounds must
- * not be part of the tag. */
-#define COLL_TAG(seq) ((int)(0x40000000u | ((seq) & 0x3fffffffu)))
+ * not be part of the tag. An algorithm running independent streams
+ * between the same pair (the two trees of the double binary tree) gives
+ * them lanes (the op's tag, 0 to WEFT__COLL_LANES - 1), each ordered on its
+ * own. */
+#define COLL_TAG(seq, lane) \
+    ((int)(0x40000000u | ((unsigned)(lane) << 28) | ((seq) & 0x0fffffffu)))
 
 weft__coll_t *weft__coll_new(const void *sendbuf, void *recvbuf, size_t count, size_t esize,
                              weft_dtype_t dt, weft_op_t op, int root)
@@ -67,7 +71,7 @@ weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops)
         return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate a round of %d operations", n);
     for (int i = 0; i < n; i++) {
         tagged[i] = ops[i];
-        tagged[i].tag = COLL_TAG(c->seq);
+        tagged[i].tag = COLL_TAG(c->seq, ops[i].tag & (WEFT__COLL_LANES - 1));
         if (c->members)
             tagged[i].peer = c->members[ops[i].peer];
     }

@@ -84,7 +84,9 @@ weft_result_t weft__coll_set_vectors(weft__coll_t *c, int n, const size_t *scoun
  * rank member me (members must outlive c). */
 void weft__coll_set_group(weft__coll_t *c, int n, int me, const int *members);
 
-/* Posts one round: n operations, peers as member indices of c's group. */
+/* Posts one round: n operations, peers as member indices of c's group;
+ * an op's tag is its lane (0 for most algorithms; see coll.c). */
+#define WEFT__COLL_LANES 4
 weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops);
 /* Runs child as the next step of c, on c's communicator and sequence
  * number (it talks to the same peers in the same order, so its messages
@@ -147,6 +149,23 @@ void weft__bcast_hier(weft__coll_t *c);
 void weft__reduce_hier(weft__coll_t *c);
 void weft__barrier_hier(weft__coll_t *c);
 void weft__allgather_hier(weft__coll_t *c);            /* consecutive nodes, even counts */
+void weft__allreduce_tree(weft__coll_t *c);            /* coll_dbtree.c: pipelined trees */
+void weft__allreduce_dbtree(weft__coll_t *c);
+/* Rank's place in tree 0 or 1 of the double binary tree over n ranks:
+ * *parent (-1 at the root) and the children (two at most), returning how
+ * many. For tests. */
+int weft__dbtree_shape(int n, int rank, int tree, int *parent, int *children);
+void weft__allreduce_direct(weft__coll_t *c);          /* coll_direct.c: tiny messages */
+void weft__bcast_chain(weft__coll_t *c);               /* coll_chain.c: pipelined chain */
+void weft__bcast_scatter_allgather(weft__coll_t *c);   /* coll_twophase.c: large messages */
+void weft__reduce_ring_gather(weft__coll_t *c);
+void weft__allgatherv_rd(weft__coll_t *c);             /* coll_rd_allgather.c */
+void weft__reduce_scatterv_pairwise(weft__coll_t *c);  /* coll_pairwise.c */
+void weft__alltoall_bruck(weft__coll_t *c);            /* coll_bruck.c: even counts */
+void weft__gather_binomial(weft__coll_t *c);           /* coll_binomial.c: even counts */
+void weft__scatter_binomial(weft__coll_t *c);
+void weft__scan_rd(weft__coll_t *c);                   /* coll_scan.c */
+void weft__exscan_rd(weft__coll_t *c);
 
 /* An entry of coll_select.c's table of algorithms. */
 typedef struct weft__coll_algo {
@@ -155,7 +174,15 @@ typedef struct weft__coll_algo {
     const char *name;
     void (*set)(weft__coll_t *c);
     int hierarchical;
+    int needs;                /* WEFT__ALGO_NEEDS_*: what it needs of a call */
 } weft__coll_algo_t;
+
+/* What an algorithm needs of a call besides its kind. A tuner decision can
+ * never be wrong, only slow: an entry is offered only where it can run. */
+enum {
+    WEFT__ALGO_NEEDS_EVEN = 1 << 0,        /* equal blocks in rank order (even forms) */
+    WEFT__ALGO_NEEDS_NODES_CONTIG = 1 << 1 /* each node's ranks consecutive */
+};
 
 /* The table (n entries), grouped by operation, flat algorithms first. */
 const weft__coll_algo_t *weft__coll_algos(size_t *n);
@@ -164,8 +191,10 @@ const weft__coll_algo_t *weft__coll_algos(size_t *n);
 int weft__coll_algo_applies(const weft__coll_algo_t *a, int contiguous, int even);
 
 /* Chooses and sets the algorithm of a collective of kind moving bytes per
- * rank (coll_select.c); even: every rank's block has the same size. For
- * kinds without a choice it does nothing. */
+ * rank (coll_select.c); even: every rank's block has the same size, at
+ * rank-order displacements, and every rank knows it (the even forms of
+ * the rooted and all-to-all calls). For kinds without a choice it does
+ * nothing. */
 void weft__coll_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind, size_t bytes,
                        int even);
 /* The flat allreduce the tuner predicts fastest among comm's node leaders

@@ -272,7 +272,7 @@ static weft_result_t start_scan(const char *fn, const void *sendbuf, void *recvb
         return WEFT_ERR_NO_MEMORY;
     if ((rc = weft__coll_apply_op(c, op, input_of(sendbuf, recvbuf), count)) != WEFT_SUCCESS)
         return rc;
-    weft__scan_recursive_doubling(c, exclusive);
+    weft__coll_choose(c, comm, exclusive ? WEFT__COLL_EXSCAN : WEFT__COLL_SCAN, count * esize, 1);
     return weft__coll_start(comm, c, exclusive ? WEFT__COLL_EXSCAN : WEFT__COLL_SCAN, req);
 }
 

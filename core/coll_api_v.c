@@ -44,9 +44,10 @@ static weft_result_t start_v(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_
 
 /* ------------------------------------------------------------------ gather */
 
+/* even: the even form, whose layout every rank knows. */
 static weft_result_t start_gather(const char *fn, const void *sendbuf, size_t sendcount,
                                   void *recvbuf, const size_t *recvcounts, const size_t *displs,
-                                  weft_dtype_t dt, int root, weft_comm_t comm,
+                                  weft_dtype_t dt, int root, weft_comm_t comm, int even,
                                   weft_request_t *req)
 {
     weft_result_t rc = weft__coll_check_call(comm, fn, req);
@@ -71,7 +72,7 @@ static weft_result_t start_gather(const char *fn, const void *sendbuf, size_t se
         return rc;
     if (!(c = weft__coll_new(sendbuf, recvbuf, sendcount, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
-    weft__gatherv_linear(c);
+    weft__coll_choose(c, comm, WEFT__COLL_GATHER, sendcount * esize, even);
     return start_v(comm, c, WEFT__COLL_GATHER, NULL, NULL, at_root ? recvcounts : NULL,
                    at_root ? displs : NULL, req);
 }
@@ -82,7 +83,7 @@ WEFT_API weft_result_t weft_igatherv(const void *sendbuf, size_t sendcount, void
                                      weft_request_t *req)
 {
     return start_gather("weft_igatherv", sendbuf, sendcount, recvbuf, recvcounts, displs, dt,
-                        root, comm, req);
+                        root, comm, 0, req);
 }
 
 WEFT_API weft_result_t weft_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
@@ -92,7 +93,8 @@ WEFT_API weft_result_t weft_gatherv(const void *sendbuf, size_t sendcount, void 
     weft_request_t req = NULL;
 
     return weft__coll_run_blocking(start_gather("weft_gatherv", sendbuf, sendcount, recvbuf,
-                                                recvcounts, displs, dt, root, comm, &req), &req);
+                                                recvcounts, displs, dt, root, comm, 0, &req),
+                                   &req);
 }
 
 static weft_result_t start_gather_even(const char *fn, const void *sendbuf, void *recvbuf,
@@ -108,7 +110,7 @@ static weft_result_t start_gather_even(const char *fn, const void *sendbuf, void
         return rc;
     if (!(v = even_layout(fn, comm->size, count)))
         return WEFT_ERR_NO_MEMORY;
-    rc = start_gather(fn, sendbuf, count, recvbuf, v, v + comm->size, dt, root, comm, req);
+    rc = start_gather(fn, sendbuf, count, recvbuf, v, v + comm->size, dt, root, comm, 1, req);
     free(v);
     return rc;
 }
@@ -131,9 +133,10 @@ WEFT_API weft_result_t weft_gather(const void *sendbuf, void *recvbuf, size_t co
 
 /* ----------------------------------------------------------------- scatter */
 
+/* even: the even form, whose layout every rank knows. */
 static weft_result_t start_scatter(const char *fn, const void *sendbuf, const size_t *sendcounts,
                                    const size_t *displs, void *recvbuf, size_t recvcount,
-                                   weft_dtype_t dt, int root, weft_comm_t comm,
+                                   weft_dtype_t dt, int root, weft_comm_t comm, int even,
                                    weft_request_t *req)
 {
     weft_result_t rc = weft__coll_check_call(comm, fn, req);
@@ -158,7 +161,7 @@ static weft_result_t start_scatter(const char *fn, const void *sendbuf, const si
         return rc;
     if (!(c = weft__coll_new(sendbuf, recvbuf, recvcount, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
-    weft__scatterv_linear(c);
+    weft__coll_choose(c, comm, WEFT__COLL_SCATTER, recvcount * esize, even);
     return start_v(comm, c, WEFT__COLL_SCATTER, at_root ? sendcounts : NULL,
                    at_root ? displs : NULL, NULL, NULL, req);
 }
@@ -169,7 +172,7 @@ WEFT_API weft_result_t weft_iscatterv(const void *sendbuf, const size_t *sendcou
                                       weft_request_t *req)
 {
     return start_scatter("weft_iscatterv", sendbuf, sendcounts, displs, recvbuf, recvcount, dt,
-                         root, comm, req);
+                         root, comm, 0, req);
 }
 
 WEFT_API weft_result_t weft_scatterv(const void *sendbuf, const size_t *sendcounts,
@@ -179,7 +182,7 @@ WEFT_API weft_result_t weft_scatterv(const void *sendbuf, const size_t *sendcoun
     weft_request_t req = NULL;
 
     return weft__coll_run_blocking(start_scatter("weft_scatterv", sendbuf, sendcounts, displs,
-                                                 recvbuf, recvcount, dt, root, comm, &req),
+                                                 recvbuf, recvcount, dt, root, comm, 0, &req),
                                    &req);
 }
 
@@ -196,7 +199,7 @@ static weft_result_t start_scatter_even(const char *fn, const void *sendbuf, voi
         return rc;
     if (!(v = even_layout(fn, comm->size, count)))
         return WEFT_ERR_NO_MEMORY;
-    rc = start_scatter(fn, sendbuf, v, v + comm->size, recvbuf, count, dt, root, comm, req);
+    rc = start_scatter(fn, sendbuf, v, v + comm->size, recvbuf, count, dt, root, comm, 1, req);
     free(v);
     return rc;
 }
@@ -310,9 +313,10 @@ WEFT_API weft_result_t weft_allgather(const void *sendbuf, void *recvbuf, size_t
 
 /* ---------------------------------------------------------------- alltoall */
 
-static weft_result_t start_alltoall(const char *fn, size_t even_count, const void *sendbuf,
-                                    const size_t *sendcounts, const size_t *sdispls,
-                                    void *recvbuf, const size_t *recvcounts,
+/* even: the even form, whose layout every rank knows. */
+static weft_result_t start_alltoall(const char *fn, int even, size_t even_count,
+                                    const void *sendbuf, const size_t *sendcounts,
+                                    const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
                                     const size_t *rdispls, weft_dtype_t dt, weft_comm_t comm,
                                     weft_request_t *req)
 {
@@ -343,7 +347,7 @@ static weft_result_t start_alltoall(const char *fn, size_t even_count, const voi
     for (int i = 0; i < comm->size; i++) /* saturating: only compared */
         total = sendcounts[i] > SIZE_MAX / esize - total ? SIZE_MAX / esize
                                                          : total + sendcounts[i];
-    weft__coll_choose(c, comm, WEFT__COLL_ALLTOALL, total * esize, 1);
+    weft__coll_choose(c, comm, WEFT__COLL_ALLTOALL, total * esize, even);
     return start_v(comm, c, WEFT__COLL_ALLTOALL, sendcounts, sdispls, recvcounts, rdispls, req);
 }
 
@@ -353,7 +357,7 @@ WEFT_API weft_result_t weft_ialltoallv(const void *sendbuf, const size_t *sendco
                                        weft_dtype_t dt, weft_comm_t comm,
                                        weft_request_t *req)
 {
-    return start_alltoall("weft_ialltoallv", 0, sendbuf, sendcounts, sdispls, recvbuf,
+    return start_alltoall("weft_ialltoallv", 0, 0, sendbuf, sendcounts, sdispls, recvbuf,
                           recvcounts, rdispls, dt, comm, req);
 }
 
@@ -364,7 +368,7 @@ WEFT_API weft_result_t weft_alltoallv(const void *sendbuf, const size_t *sendcou
 {
     weft_request_t req = NULL;
 
-    return weft__coll_run_blocking(start_alltoall("weft_alltoallv", 0, sendbuf, sendcounts,
+    return weft__coll_run_blocking(start_alltoall("weft_alltoallv", 0, 0, sendbuf, sendcounts,
                                                   sdispls, recvbuf, recvcounts, rdispls, dt,
                                                   comm, &req), &req);
 }
@@ -382,7 +386,7 @@ static weft_result_t start_alltoall_even(const char *fn, const void *sendbuf, vo
         return rc;
     if (!(v = even_layout(fn, comm->size, count)))
         return WEFT_ERR_NO_MEMORY;
-    rc = start_alltoall(fn, count, sendbuf, v, v + comm->size, recvbuf, v, v + comm->size, dt,
+    rc = start_alltoall(fn, 1, count, sendbuf, v, v + comm->size, recvbuf, v, v + comm->size, dt,
                         comm, req);
     free(v);
     return rc;

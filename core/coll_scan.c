@@ -117,3 +117,13 @@ void weft__scan_recursive_doubling(weft__coll_t *c, int exclusive)
         sc->exclusive = exclusive;
     c->step = scan_step;
 }
+
+void weft__scan_rd(weft__coll_t *c)
+{
+    weft__scan_recursive_doubling(c, 0);
+}
+
+void weft__exscan_rd(weft__coll_t *c)
+{
+    weft__scan_recursive_doubling(c, 1);
+}

@@ -8,7 +8,9 @@
  * and runs the fastest that applies; an algorithm without a cost formula
  * is never chosen that way, only when WEFT_ALGO forces it
  * ("allreduce:ring,bcast:hier"). Without any formula for an operation, its
- * flat algorithm runs.
+ * flat algorithm runs. The table lists
+ * every algorithm with what it needs of a call (WEFT__ALGO_NEEDS_*); one
+ * forced where it cannot run gives way to the automatic choice.
  */
 #include "config.h"
 
@@ -21,24 +23,62 @@
 #include "core/log.h"
 #include "core/tune.h"
 
+/* Costs for the tuner, with p ranks, n bytes per rank (the whole vector
+ * for allreduce, reduce and bcast; one block for the others), alpha the
+ * latency of a message, beta the time per byte, gamma the time per byte
+ * reduced and c = n / WEFT_COLL_CHUNK the pieces of a pipeline; the
+ * tuner's formulas are in tune_model.c. */
 static const weft__coll_algo_t algos[] = {
-    { WEFT__COLL_BARRIER, "barrier", "dissemination", weft__barrier_dissemination, 0 },
-    { WEFT__COLL_BARRIER, "barrier", "hier", weft__barrier_hier, 1 },
-    { WEFT__COLL_BCAST, "bcast", "binomial", weft__bcast_binomial, 0 },
-    { WEFT__COLL_BCAST, "bcast", "hier", weft__bcast_hier, 1 },
-    { WEFT__COLL_REDUCE, "reduce", "binomial", weft__reduce_binomial, 0 },
-    { WEFT__COLL_REDUCE, "reduce", "hier", weft__reduce_hier, 1 },
-    { WEFT__COLL_ALLREDUCE, "allreduce", "ring", weft__allreduce_ring, 0 },
-    { WEFT__COLL_ALLREDUCE, "allreduce", "rd", weft__allreduce_rd, 0 },
-    { WEFT__COLL_ALLREDUCE, "allreduce", "rabenseifner", weft__allreduce_rabenseifner, 0 },
-    { WEFT__COLL_ALLREDUCE, "allreduce", "hier", weft__allreduce_hier, 1 },
-    { WEFT__COLL_ALLGATHER, "allgather", "ring", weft__allgatherv_ring, 0 },
-    { WEFT__COLL_ALLGATHER, "allgather", "bruck", weft__allgather_bruck, 0 },
-    { WEFT__COLL_ALLGATHER, "allgather", "hier", weft__allgather_hier, 1 },
-    { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "ring", weft__reduce_scatterv_ring, 0 },
-    { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "rd", weft__reduce_scatterv_rd, 0 },
-    { WEFT__COLL_ALLTOALL, "alltoall", "pairwise", weft__alltoallv_pairwise, 0 },
-    { WEFT__COLL_ALLTOALL, "alltoall", "scattered", weft__alltoallv_scattered, 0 },
+    { WEFT__COLL_BARRIER, "barrier", "dissemination", weft__barrier_dissemination, 0, 0 },
+    { WEFT__COLL_BARRIER, "barrier", "hier", weft__barrier_hier, 1, 0 },
+    { WEFT__COLL_BCAST, "bcast", "binomial", weft__bcast_binomial, 0, 0 },
+    { WEFT__COLL_BCAST, "bcast", "hier", weft__bcast_hier, 1, 0 },
+    /* (c + p - 2) (alpha + n / c beta) */
+    { WEFT__COLL_BCAST, "bcast", "chain", weft__bcast_chain, 0, 0 },
+    /* p alpha + 2 (p - 1) / p n beta (linear scatter, ring allgather) */
+    { WEFT__COLL_BCAST, "bcast", "scatter_allgather", weft__bcast_scatter_allgather, 0, 0 },
+    { WEFT__COLL_REDUCE, "reduce", "binomial", weft__reduce_binomial, 0, 0 },
+    { WEFT__COLL_REDUCE, "reduce", "hier", weft__reduce_hier, 1, 0 },
+    /* (p + c) alpha + 2 (p - 1) / p n beta + (p - 1) / p n gamma */
+    { WEFT__COLL_REDUCE, "reduce", "ring_gather", weft__reduce_ring_gather, 0, 0 },
+    { WEFT__COLL_ALLREDUCE, "allreduce", "ring", weft__allreduce_ring, 0, 0 },
+    { WEFT__COLL_ALLREDUCE, "allreduce", "rd", weft__allreduce_rd, 0, 0 },
+    { WEFT__COLL_ALLREDUCE, "allreduce", "rabenseifner", weft__allreduce_rabenseifner, 0, 0 },
+    { WEFT__COLL_ALLREDUCE, "allreduce", "hier", weft__allreduce_hier, 1, 0 },
+    /* (3 log2(p) + 2 c) alpha + 3 n beta + 2 n gamma (an inner rank of the
+     * binary tree receives from two children and sends to two) */
+    { WEFT__COLL_ALLREDUCE, "allreduce", "tree", weft__allreduce_tree, 0, 0 },
+    /* (3 log2(p) + c) alpha + 2 n beta + n gamma (two trees, half each) */
+    { WEFT__COLL_ALLREDUCE, "allreduce", "dbtree", weft__allreduce_dbtree, 0, 0 },
+    /* alpha + (p - 1) n beta + (p - 1) n gamma */
+    { WEFT__COLL_ALLREDUCE, "allreduce", "direct", weft__allreduce_direct, 0, 0 },
+    { WEFT__COLL_ALLGATHER, "allgather", "ring", weft__allgatherv_ring, 0, 0 },
+    { WEFT__COLL_ALLGATHER, "allgather", "bruck", weft__allgather_bruck, 0, WEFT__ALGO_NEEDS_EVEN },
+    { WEFT__COLL_ALLGATHER, "allgather", "hier", weft__allgather_hier, 1,
+      WEFT__ALGO_NEEDS_EVEN | WEFT__ALGO_NEEDS_NODES_CONTIG },
+    /* (log2(p) + 2) alpha + (p - 1) n beta, with the ranks beyond a power of
+     * two folded in and out (2 more messages, p n bytes the last) */
+    { WEFT__COLL_ALLGATHER, "allgather", "rd", weft__allgatherv_rd, 0, 0 },
+    { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "ring", weft__reduce_scatterv_ring, 0, 0 },
+    { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "rd", weft__reduce_scatterv_rd, 0, 0 },
+    /* (p - 1) alpha + (p - 1) n beta + (p - 1) n gamma */
+    { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "pairwise", weft__reduce_scatterv_pairwise,
+      0, 0 },
+    { WEFT__COLL_ALLTOALL, "alltoall", "pairwise", weft__alltoallv_pairwise, 0, 0 },
+    { WEFT__COLL_ALLTOALL, "alltoall", "scattered", weft__alltoallv_scattered, 0, 0 },
+    /* log2(p) alpha + log2(p) p / 2 n beta (plus two local rotations) */
+    { WEFT__COLL_ALLTOALL, "alltoall", "bruck", weft__alltoall_bruck, 0, WEFT__ALGO_NEEDS_EVEN },
+    /* (p - 1) alpha + (p - 1) n beta at the root */
+    { WEFT__COLL_GATHER, "gather", "linear", weft__gatherv_linear, 0, 0 },
+    /* log2(p) alpha + (p - 1) n beta at the root */
+    { WEFT__COLL_GATHER, "gather", "binomial", weft__gather_binomial, 0, WEFT__ALGO_NEEDS_EVEN },
+    /* (p - 1) alpha + (p - 1) n beta at the root */
+    { WEFT__COLL_SCATTER, "scatter", "linear", weft__scatterv_linear, 0, 0 },
+    /* log2(p) alpha + (p - 1) n beta at the root */
+    { WEFT__COLL_SCATTER, "scatter", "binomial", weft__scatter_binomial, 0, WEFT__ALGO_NEEDS_EVEN },
+    /* log2(p) alpha + log2(p) n beta + log2(p) n gamma */
+    { WEFT__COLL_SCAN, "scan", "rd", weft__scan_rd, 0, 0 },
+    { WEFT__COLL_EXSCAN, "exscan", "rd", weft__exscan_rd, 0, 0 },
 };
 #define NALGOS (sizeof(algos) / sizeof(algos[0]))
 
@@ -96,16 +136,14 @@ const weft__coll_algo_t *weft__coll_algos(size_t *n)
     return algos;
 }
 
-/* Node-aware allgather needs each node's ranks consecutive (their blocks
- * adjacent) and equal counts; Bruck's equal counts. */
+/* Whether a may run a call on a communicator whose nodes hold consecutive
+ * ranks (contiguous) with equal blocks in rank order (even). */
 int weft__coll_algo_applies(const weft__coll_algo_t *a, int contiguous, int even)
 {
-    if (a->kind == WEFT__COLL_ALLGATHER && !strcmp(a->name, "bruck"))
-        return even;
-    if (!a->hierarchical)
-        return 1;
-    if (a->kind == WEFT__COLL_ALLGATHER)
-        return contiguous && even;
+    if ((a->needs & WEFT__ALGO_NEEDS_EVEN) && !even)
+        return 0;
+    if ((a->needs & WEFT__ALGO_NEEDS_NODES_CONTIG) && !contiguous)
+        return 0;
     return 1;
 }
 
@@ -120,7 +158,15 @@ void weft__coll_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind
             flat = (int)i;
     if (flat < 0)
         return; /* no choice for this operation: the caller set its algorithm */
-    pick = weft__tune_pick(comm, kind, bytes, even);
+    /* An allgatherv's bytes are this rank's own block, which differs
+     * between ranks, and its algorithms do not interoperate: it keeps the
+     * flat ring unless forced. (The other v-forms may choose by their own
+     * bytes: the all-to-all exchanges send the same messages, and the
+     * rooted ones have only the linear algorithm.) */
+    if (kind == WEFT__COLL_ALLGATHER && !even)
+        pick = flat;
+    else
+        pick = weft__tune_pick(comm, kind, bytes, even);
     if (pick < 0)
         pick = flat;
     if (forced_set && forced[kind] >= 0) {

@@ -4,7 +4,9 @@
  * Notation in the formulas: p ranks, n bytes as weft__coll_choose counts
  * them (allreduce, bcast, reduce: the vector; allgather: one rank's block;
  * reduce_scatter: the whole input; alltoall: all a rank sends), L =
- * ceil(log2 p), P the largest power of two <= p, a/b/g alpha, beta, gamma.
+ * ceil(log2 p), P the largest power of two <= p, a/b/g alpha, beta, gamma,
+ * c = max(1, n / WEFT_COLL_CHUNK) the pieces of a pipeline (a real number,
+ * so that the cost grows smoothly with n).
  * A step's link is the inter-node one when the communicator spans several
  * nodes, except in the exchanges between partners r and r xor d, which
  * stay on the node while d is below the ranks per node (consecutive,
@@ -20,6 +22,7 @@
 
 #include <string.h>
 
+#include "core/coll.h"
 #include "core/tune.h"
 
 static int ceil_log2(int p)
@@ -83,6 +86,14 @@ static weft__tune_shape_t across_nodes(const weft__tune_shape_t *s)
     return t;
 }
 
+/* The pieces a pipelined algorithm cuts n bytes into. */
+static double pieces(size_t n)
+{
+    double c = (double)n / (double)weft__coll_chunk_bytes();
+
+    return c > 1 ? c : 1;
+}
+
 /* ----------------------------------------------------------------- barrier */
 
 /* Dissemination: L steps of zero bytes. */
@@ -123,6 +134,30 @@ static double bcast_hier(const weft__tune_params_t *p, const weft__tune_shape_t 
     return bcast_binomial(p, &x, n) + bcast_binomial(p, &y, n);
 }
 
+/* Chain: the pieces follow each other down the line of ranks, p - 2 steps
+ * behind the first: (c + p - 2)(a + n/c b). */
+static double bcast_chain(const weft__tune_params_t *p, const weft__tune_shape_t *s, size_t n)
+{
+    double c = pieces(n);
+
+    if (s->ranks < 2)
+        return 0;
+    return (c + s->ranks - 2) * step(flat_link(p, s), (double)n / c);
+}
+
+/* Van de Geijn: the root's blocks posted at once (a + (p-1)/p n b), then
+ * a ring allgather of them ((p - 1)(a + n/p b)). */
+static double bcast_scatter_allgather(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                                      size_t n)
+{
+    const weft__tune_link_t *l = flat_link(p, s);
+    double block = (double)n / s->ranks;
+
+    if (s->ranks < 2)
+        return 0;
+    return l->alpha + (s->ranks - 1) * block * l->beta + (s->ranks - 1) * step(l, block);
+}
+
 /* ------------------------------------------------------------------ reduce */
 
 /* Binomial: L steps of n, each reduced: L (a + n b + n g). */
@@ -142,6 +177,20 @@ static double reduce_hier(const weft__tune_params_t *p, const weft__tune_shape_t
     weft__tune_shape_t x = across_nodes(s), y = on_node(s);
 
     return reduce_binomial(p, &y, n) + reduce_binomial(p, &x, n);
+}
+
+/* A ring reduce-scatter, (p - 1)(a + n/p b + n/p g), then the blocks
+ * posted to the root at once, a + (p - 1)/p n b. */
+static double reduce_ring_gather(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                                 size_t n)
+{
+    const weft__tune_link_t *l = flat_link(p, s);
+    double block = (double)n / s->ranks;
+
+    if (s->ranks < 2)
+        return 0;
+    return (s->ranks - 1) * (step(l, block) + block * p->gamma) + l->alpha +
+           (s->ranks - 1) * block * l->beta;
 }
 
 /* --------------------------------------------------------------- allreduce */
@@ -218,6 +267,47 @@ static double allreduce_hier(const weft__tune_params_t *p, const weft__tune_shap
     return reduce_binomial(p, &y, n) + allreduce_flat(p, &x, n) + bcast_binomial(p, &y, n);
 }
 
+/* Binary tree, reduce up then broadcast down, pipelined: an inner rank
+ * takes two children's pieces and passes the result on, then the reverse:
+ * (3 L + 2 c) a + 3 n b + 2 n g. */
+static double allreduce_tree(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                             size_t n)
+{
+    const weft__tune_link_t *l = flat_link(p, s);
+
+    if (s->ranks < 2)
+        return 0;
+    return (3.0 * ceil_log2(s->ranks) + 2 * pieces(n)) * l->alpha + 3.0 * (double)n * l->beta +
+           2.0 * (double)n * p->gamma;
+}
+
+/* Double binary tree: two trees, each with half the vector, a rank inner
+ * in at most one: (3 L + c) a + 2 n b + n g. */
+static double allreduce_dbtree(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                               size_t n)
+{
+    const weft__tune_link_t *l = flat_link(p, s);
+
+    if (s->ranks < 2)
+        return 0;
+    return (3.0 * ceil_log2(s->ranks) + pieces(n)) * l->alpha + 2.0 * (double)n * l->beta +
+           (double)n * p->gamma;
+}
+
+/* Direct: every vector to every rank at once, all reduced locally. The
+ * latencies overlap on the wire, but one rank's CPU starts and completes
+ * its p - 1 sends and receives one after the other, which on the links
+ * weft has measured costs about an alpha each (4 ranks on loopback
+ * sockets: direct 260 us at 8 B against recursive doubling's 137):
+ * (p - 1)(a + n b + n g). */
+static double allreduce_direct(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                               size_t n)
+{
+    const weft__tune_link_t *l = flat_link(p, s);
+
+    return (s->ranks - 1) * (l->alpha + (double)n * (l->beta + p->gamma));
+}
+
 /* --------------------------------------------------------------- allgather */
 
 /* Ring: (p - 1) steps of one block: (p - 1) (a + n b). */
@@ -252,6 +342,21 @@ static double allgather_hier(const weft__tune_params_t *p, const weft__tune_shap
            bcast_binomial(p, &y, n * (size_t)s->ranks);
 }
 
+/* Recursive doubling: log2 P exchanges, the one at distance d of d
+ * blocks, (P - 1) n bytes in all; ranks beyond P fold in and out (2 more
+ * messages, the last of all p blocks). */
+static double allgather_rd(const weft__tune_params_t *p, const weft__tune_shape_t *s, size_t n)
+{
+    int q = floor_pow2(s->ranks);
+    double t = 0;
+
+    for (int d = 1; d < q; d *= 2)
+        t += step(xor_link(p, s, d), (double)n * d);
+    if (!is_pow2(s->ranks))
+        t += step(flat_link(p, s), (double)n) + step(flat_link(p, s), (double)n * s->ranks);
+    return t;
+}
+
 /* ---------------------------------------------------------- reduce_scatter */
 
 /* Ring: (p - 1) steps of n / p, each reduced: (p - 1)(a + n/p b + n/p g). */
@@ -268,6 +373,15 @@ static double reduce_scatter_rd(const weft__tune_params_t *p, const weft__tune_s
                                 size_t n)
 {
     return allreduce_rd(p, s, n);
+}
+
+/* Pairwise: p - 1 steps, each sending a block to its owner and reducing
+ * the one received: the ring's (p - 1)(a + n/p b + n/p g). On a tie the
+ * ring, first in the table, is kept. */
+static double reduce_scatter_pairwise(const weft__tune_params_t *p,
+                                      const weft__tune_shape_t *s, size_t n)
+{
+    return reduce_scatter_ring(p, s, n);
 }
 
 /* ---------------------------------------------------------------- alltoall */
@@ -291,6 +405,62 @@ static double alltoall_scattered(const weft__tune_params_t *p, const weft__tune_
     return l->alpha + 1.25 * (s->ranks - 1) * ((double)n / s->ranks) * l->beta;
 }
 
+/* Bruck: L steps, each moving about half the blocks (n / 2), plus two
+ * local rotations of everything at memory speed (taken as g):
+ * L a + L n/2 b + 2 n g. */
+static double alltoall_bruck(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                             size_t n)
+{
+    const weft__tune_link_t *l = flat_link(p, s);
+    int lg = ceil_log2(s->ranks);
+
+    if (s->ranks < 2)
+        return 0;
+    return lg * l->alpha + lg * (double)n / 2 * l->beta + 2.0 * (double)n * p->gamma;
+}
+
+/* ---------------------------------------------------------- gather/scatter */
+
+/* Linear: the root's p - 1 transfers of one block (n) posted at once; they
+ * share the root's link and contend, as the scattered all-to-all's do:
+ * a + 1.25 (p - 1) n b. */
+static double rooted_linear(const weft__tune_params_t *p, const weft__tune_shape_t *s, size_t n)
+{
+    const weft__tune_link_t *l = flat_link(p, s);
+
+    if (s->ranks < 2)
+        return 0;
+    return l->alpha + 1.25 * (s->ranks - 1) * (double)n * l->beta;
+}
+
+/* Binomial: L steps, the one at distance d carrying d blocks, one transfer
+ * at a time into or out of each rank, and the inner ranks copy what they
+ * pass on (about p/2 blocks, at g): L a + (p - 1) n b + p/2 n g. */
+static double rooted_binomial(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                              size_t n)
+{
+    double t = 0;
+
+    for (int d = 1; d < s->ranks; d *= 2) {
+        int blocks = d < s->ranks - d ? d : s->ranks - d;
+
+        t += step(xor_link(p, s, d), (double)n * blocks);
+    }
+    return t + (s->ranks / 2) * (double)n * p->gamma;
+}
+
+/* -------------------------------------------------------------------- scan */
+
+/* Recursive doubling: L steps of the vector, each reduced: L (a + n b + n g). */
+static double scan_rd(const weft__tune_params_t *p, const weft__tune_shape_t *s, size_t n)
+{
+    double t = 0;
+
+    for (int d = 1; d < s->ranks; d *= 2)
+        t += step(flat_link(p, s), (double)n) + (double)n * p->gamma;
+    return t;
+}
+
 static const struct model {
     const char *op_name, *algo_name;   /* as in coll_select.c and WEFT_ALGO */
     weft__tune_cost_fn cost;
@@ -299,19 +469,34 @@ static const struct model {
     { "barrier", "hier", barrier_hier },
     { "bcast", "binomial", bcast_binomial },
     { "bcast", "hier", bcast_hier },
+    { "bcast", "chain", bcast_chain },
+    { "bcast", "scatter_allgather", bcast_scatter_allgather },
     { "reduce", "binomial", reduce_binomial },
     { "reduce", "hier", reduce_hier },
+    { "reduce", "ring_gather", reduce_ring_gather },
     { "allreduce", "ring", allreduce_ring },
     { "allreduce", "rd", allreduce_rd },
     { "allreduce", "rabenseifner", allreduce_rabenseifner },
     { "allreduce", "hier", allreduce_hier },
+    { "allreduce", "tree", allreduce_tree },
+    { "allreduce", "dbtree", allreduce_dbtree },
+    { "allreduce", "direct", allreduce_direct },
     { "allgather", "ring", allgather_ring },
     { "allgather", "bruck", allgather_bruck },
     { "allgather", "hier", allgather_hier },
+    { "allgather", "rd", allgather_rd },
     { "reduce_scatter", "ring", reduce_scatter_ring },
     { "reduce_scatter", "rd", reduce_scatter_rd },
+    { "reduce_scatter", "pairwise", reduce_scatter_pairwise },
     { "alltoall", "pairwise", alltoall_pairwise },
     { "alltoall", "scattered", alltoall_scattered },
+    { "alltoall", "bruck", alltoall_bruck },
+    { "gather", "linear", rooted_linear },
+    { "gather", "binomial", rooted_binomial },
+    { "scatter", "linear", rooted_linear },
+    { "scatter", "binomial", rooted_binomial },
+    { "scan", "rd", scan_rd },
+    { "exscan", "rd", scan_rd },
 };
 
 weft__tune_cost_fn weft__tune_cost_of(const char *op_name, const char *algo_name)

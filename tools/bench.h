@@ -15,7 +15,7 @@
 
 typedef enum bench_kind {
     BENCH_ALLREDUCE, BENCH_REDUCE, BENCH_BROADCAST, BENCH_ALLGATHER, BENCH_REDUCE_SCATTER,
-    BENCH_ALLTOALL, BENCH_NKINDS
+    BENCH_ALLTOALL, BENCH_GATHER, BENCH_SCATTER, BENCH_NKINDS
 } bench_kind_t;
 
 typedef struct bench_opts {
@@ -64,7 +64,7 @@ weft_result_t bench_run(bench_kind_t k, void *sb, void *rb, size_t count,
 void bench_fill(bench_kind_t k, void *sb, void *rb, size_t count, const bench_opts_t *o,
                 int rank, int n, int in_place);
 size_t bench_wrong(bench_kind_t k, const void *rb, size_t count, const bench_opts_t *o,
-                   int rank, int n);
+                   int rank, int n, int in_place);
 
 /* bench_out.c: the report. */
 const char *bench_dtype_name(weft_dtype_t dt);

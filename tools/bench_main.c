@@ -21,13 +21,14 @@ static void usage(FILE *f)
 {
     fputs("usage: weftrun -n N weft-bench [options]\n"
           "  -o, --op OPS          allreduce, reduce, broadcast, allgather, reduce_scatter,\n"
-          "                        alltoall, a comma list of them, or all (default allreduce)\n"
+          "                        alltoall, gather, scatter, a comma list of them, or all\n"
+          "                        (default allreduce)\n"
           "  -b, --minbytes SIZE   smallest size (default 8); K, M, G suffixes\n"
           "  -e, --maxbytes SIZE   largest size (default 32M)\n"
           "  -f, --stepfactor F    size multiplier between rows (default 2)\n"
           "  -d, --datatype TYPE   int8 ... float64, or half/float/double (default float32)\n"
           "  -r, --op-type OP      sum, prod, min, max, avg (default sum)\n"
-          "  -R, --root R          root of broadcast and reduce (default 0)\n"
+          "  -R, --root R          root of broadcast, reduce, gather, scatter (default 0)\n"
           "  -c, --check 0|1       count wrong result elements (default 1)\n"
           "  -w, --warmup N        untimed iterations per size (default 5)\n"
           "  -n, --iters N         timed iterations per size (default 20)\n"
@@ -88,6 +89,8 @@ static const char *algo_op(bench_kind_t k)
     case BENCH_ALLGATHER: return "allgather";
     case BENCH_REDUCE_SCATTER: return "reduce_scatter";
     case BENCH_ALLTOALL: return "alltoall";
+    case BENCH_GATHER: return "gather";
+    case BENCH_SCATTER: return "scatter";
     default: return NULL;
     }
 }
@@ -160,7 +163,7 @@ static void parse(int argc, char **argv, bench_opts_t *o)
             o->kinds[v] = 1;
         } else {
             die("-o: '%s' is not an operation (allreduce, reduce, broadcast, allgather, "
-                "reduce_scatter, alltoall, all)", t);
+                "reduce_scatter, alltoall, gather, scatter, all)", t);
         }
     }
     if (algo) {
@@ -234,7 +237,7 @@ static long long wrong_elements(bench_kind_t k, void *sb, void *rb, size_t count
 
     bench_fill(k, sb, rb, count, o, rank, n, in_place);
     check(bench_run(k, sb, rb, count, o, in_place, world), bench_kind_name(k));
-    wrong = (long long)bench_wrong(k, rb, count, o, rank, n);
+    wrong = (long long)bench_wrong(k, rb, count, o, rank, n, in_place);
     check(weft_allreduce(WEFT_IN_PLACE, &wrong, 1, WEFT_INT64, WEFT_SUM, world), "allreduce");
     return wrong;
 }

@@ -15,7 +15,8 @@
 #include "tools/bench.h"
 
 static const char *const names[BENCH_NKINDS] = {
-    "allreduce", "reduce", "broadcast", "allgather", "reduce_scatter", "alltoall"
+    "allreduce", "reduce", "broadcast", "allgather", "reduce_scatter", "alltoall", "gather",
+    "scatter"
 };
 
 const char *bench_kind_name(bench_kind_t k)
@@ -38,14 +39,15 @@ int bench_reduces(bench_kind_t k)
 
 int bench_rooted(bench_kind_t k)
 {
-    return k == BENCH_REDUCE || k == BENCH_BROADCAST;
+    return k == BENCH_REDUCE || k == BENCH_BROADCAST || k == BENCH_GATHER || k == BENCH_SCATTER;
 }
 
 /* nccl-tests' sizes: the whole gathered or scattered buffer for the
  * operations that split one. */
 static int splits(bench_kind_t k)
 {
-    return k == BENCH_ALLGATHER || k == BENCH_REDUCE_SCATTER || k == BENCH_ALLTOALL;
+    return k == BENCH_ALLGATHER || k == BENCH_REDUCE_SCATTER || k == BENCH_ALLTOALL ||
+           k == BENCH_GATHER || k == BENCH_SCATTER;
 }
 
 size_t bench_count(bench_kind_t k, size_t bytes, size_t esize, int n)
@@ -66,6 +68,8 @@ double bench_busbw_factor(bench_kind_t k, int n)
     case BENCH_ALLGATHER:
     case BENCH_REDUCE_SCATTER:
     case BENCH_ALLTOALL:
+    case BENCH_GATHER:
+    case BENCH_SCATTER:
         return (double)(n - 1) / n;
     default:
         return 1.0;
@@ -79,7 +83,8 @@ void bench_buffers(bench_kind_t k, size_t count, int n, size_t *send, size_t *re
         *recv = count * (size_t)n;
     if (k == BENCH_REDUCE_SCATTER)
         *send = *recv = count * (size_t)n; /* in place needs the whole input in recvbuf */
-    if (k == BENCH_ALLTOALL)
+    /* Gather and scatter in place keep the root's whole buffer in recvbuf. */
+    if (k == BENCH_ALLTOALL || k == BENCH_GATHER || k == BENCH_SCATTER)
         *send = *recv = count * (size_t)n;
 }
 
@@ -106,6 +111,19 @@ weft_result_t bench_run(bench_kind_t k, void *sb, void *rb, size_t count,
                                    comm);
     case BENCH_ALLTOALL:
         return weft_alltoall(in_place ? WEFT_IN_PLACE : sb, rb, count, o->dt, comm);
+    case BENCH_GATHER:
+        /* In place: the root's block is already at its place in recvbuf. */
+        if (in_place)
+            return weft_gather(rank == o->root ? WEFT_IN_PLACE
+                                               : (char *)rb + (size_t)rank * count * esize,
+                               rb, count, o->dt, o->root, comm);
+        return weft_gather(sb, rb, count, o->dt, o->root, comm);
+    case BENCH_SCATTER:
+        /* In place: the root's block stays where it is in the buffer. */
+        if (in_place)
+            return weft_scatter(rb, rank == o->root ? WEFT_IN_PLACE : rb, count, o->dt, o->root,
+                                comm);
+        return weft_scatter(sb, rb, count, o->dt, o->root, comm);
     default:
         return WEFT_ERR_INVALID_ARG;
     }
@@ -176,9 +194,19 @@ void bench_fill(bench_kind_t k, void *sb, void *rb, size_t count, const bench_op
             store(rb, i, o->dt, rank == o->root ? input(o, rank, i) : 0);
         return;
     }
-    if (k == BENCH_ALLGATHER && in_place) {
+    if ((k == BENCH_ALLGATHER || k == BENCH_GATHER) && in_place) {
         for (size_t i = 0; i < count; i++)
             store(rb, (size_t)rank * count + i, o->dt, input(o, rank, i));
+        return;
+    }
+    if (k == BENCH_SCATTER) { /* block r of the root's buffer is rank r's */
+        for (size_t j = 0; rank == o->root && j < send; j++)
+            store(in_place ? rb : sb, j, o->dt, input(o, (int)(j / count), j % count));
+        return;
+    }
+    if (k == BENCH_GATHER) {
+        for (size_t i = 0; i < count; i++)
+            store(sb, i, o->dt, input(o, rank, i));
         return;
     }
     for (size_t i = 0; i < send; i++)
@@ -206,22 +234,26 @@ static double folded(const bench_opts_t *o, int n, size_t i)
 }
 
 size_t bench_wrong(bench_kind_t k, const void *rb, size_t count, const bench_opts_t *o,
-                   int rank, int n)
+                   int rank, int n, int in_place)
 {
     double tol = o->redop == WEFT_AVG && o->dt >= WEFT_FLOAT16 ? 1e-2 : 0;
     size_t wrong = 0, esize = 0;
     unsigned char want[8];
 
     weft_dtype_size(o->dt, &esize);
-    if (k == BENCH_REDUCE && rank != o->root)
+    if ((k == BENCH_REDUCE || k == BENCH_GATHER) && rank != o->root)
         return 0;
-    for (size_t j = 0, total = k == BENCH_ALLGATHER || k == BENCH_ALLTOALL
+    if (k == BENCH_SCATTER && in_place && rank == o->root)
+        rb = (const char *)rb + (size_t)rank * count * esize; /* its block stayed there */
+    for (size_t j = 0, total = k == BENCH_ALLGATHER || k == BENCH_ALLTOALL || k == BENCH_GATHER
                                   ? count * (size_t)n : count; j < total; j++) {
         double expect;
 
         switch (k) {
         case BENCH_BROADCAST: expect = input(o, o->root, j); break;
-        case BENCH_ALLGATHER: expect = input(o, (int)(j / count), j % count); break;
+        case BENCH_ALLGATHER:
+        case BENCH_GATHER: expect = input(o, (int)(j / count), j % count); break;
+        case BENCH_SCATTER: expect = input(o, rank, j); break;
         case BENCH_ALLTOALL:
             expect = input(o, (int)(j / count), (size_t)rank * count + j % count);
             break;

@@ -1,7 +1,10 @@
 /*
- * test_coll_select.c: WEFT_ALGO parsing. Valid choices are accepted;
- * an unknown operation or algorithm is WEFT_ERR_INVALID_ARG with a message
- * naming it and listing the valid ones.
+ * test_coll_select.c: WEFT_ALGO parsing and forcing. Valid choices are
+ * accepted; an unknown operation or algorithm is WEFT_ERR_INVALID_ARG with
+ * a message naming it and listing the valid ones. A forced algorithm runs
+ * where it can, and where it cannot (Bruck's all-to-all or a binomial
+ * gather of the v-forms, whose counts only some ranks know) the automatic
+ * choice runs instead.
  */
 #include "config.h"
 
@@ -13,7 +16,10 @@
 #include <cmocka.h>
 
 #include "core/coll.h"
+#include "core/comm.h"
 #include "core/error.h"
+#include "core/instance.h"
+#include "core/tune.h"
 
 static void accepts_valid_choices(void **state)
 {
@@ -24,6 +30,101 @@ static void accepts_valid_choices(void **state)
     assert_int_equal(weft__coll_algo_parse("allreduce:rd,allreduce:rabenseifner,allreduce:hier,bcast:binomial,reduce:hier,alltoall:scattered,"
                                            "allgather:ring,barrier:dissemination"),
                      WEFT_SUCCESS);
+}
+
+static void accepts_every_algorithm(void **state)
+{
+    (void)state;
+    assert_int_equal(weft__coll_algo_parse("allreduce:tree,bcast:chain,reduce:ring_gather,"
+                                           "allgather:rd,reduce_scatter:pairwise,alltoall:bruck,"
+                                           "gather:binomial,scatter:binomial,scan:rd,exscan:rd"),
+                     WEFT_SUCCESS);
+    assert_int_equal(weft__coll_algo_parse("allreduce:dbtree,bcast:scatter_allgather,"
+                                           "gather:linear,scatter:linear"), WEFT_SUCCESS);
+    assert_int_equal(weft__coll_algo_parse("allreduce:direct"), WEFT_SUCCESS);
+    /* The listing names every choice, in the table's order. */
+    assert_int_equal(weft__coll_algo_parse("allreduce:x"), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft__get_error(), "ring, rd, rabenseifner, hier, tree, dbtree, "
+                                              "direct"));
+    assert_int_equal(weft__coll_algo_parse("bcast:x"), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft__get_error(), "binomial, hier, chain, scatter_allgather"));
+    assert_int_equal(weft__coll_algo_parse("gather:x"), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft__get_error(), "linear, binomial"));
+}
+
+/* The step an algorithm setter installs, to compare choices by. */
+static weft__coll_step_fn step_of(void (*set)(weft__coll_t *c))
+{
+    weft__coll_t c;
+
+    memset(&c, 0, sizeof(c));
+    set(&c);
+    if (c.ctx_free)
+        c.ctx_free(c.ctx);
+    return c.step;
+}
+
+static weft__coll_step_fn chosen(const char *spec, weft__coll_kind_t kind, size_t bytes, int even)
+{
+    static weft__instance_t inst;
+    struct weft_comm comm;
+    weft__coll_t c;
+
+    /* The built-in tuning parameters, as with WEFT_TUNE=0. */
+    weft__tune_defaults(&inst.tune);
+    memset(&comm, 0, sizeof(comm));
+    comm.inst = &inst;
+    comm.size = 4;
+    comm.nodes.nnodes = 1;
+    comm.nodes.max_per_node = 4;
+    comm.nodes.contiguous = 1;
+    memset(&c, 0, sizeof(c));
+    assert_int_equal(weft__coll_algo_parse(spec), WEFT_SUCCESS);
+    weft__coll_choose(&c, &comm, kind, bytes, even);
+    weft__tune_comm_free(&comm);
+    if (c.ctx_free)
+        c.ctx_free(c.ctx);
+    return c.step;
+}
+
+static void forced_algorithms_run_where_they_can(void **state)
+{
+    (void)state;
+    assert_ptr_equal(chosen("allreduce:dbtree", WEFT__COLL_ALLREDUCE, 8, 1),
+                     step_of(weft__allreduce_dbtree));
+    assert_ptr_equal(chosen("allreduce:direct", WEFT__COLL_ALLREDUCE, 1 << 20, 1),
+                     step_of(weft__allreduce_direct));
+    assert_ptr_equal(chosen("bcast:chain", WEFT__COLL_BCAST, 8, 1), step_of(weft__bcast_chain));
+    assert_ptr_equal(chosen("reduce:ring_gather", WEFT__COLL_REDUCE, 8, 1),
+                     step_of(weft__reduce_ring_gather));
+    assert_ptr_equal(chosen("allgather:rd", WEFT__COLL_ALLGATHER, 8, 0),
+                     step_of(weft__allgatherv_rd));
+    assert_ptr_equal(chosen("reduce_scatter:pairwise", WEFT__COLL_REDUCE_SCATTER, 8, 1),
+                     step_of(weft__reduce_scatterv_pairwise));
+    assert_ptr_equal(chosen("alltoall:bruck", WEFT__COLL_ALLTOALL, 8, 1),
+                     step_of(weft__alltoall_bruck));
+    assert_ptr_equal(chosen("gather:binomial", WEFT__COLL_GATHER, 8, 1),
+                     step_of(weft__gather_binomial));
+    assert_ptr_equal(chosen("scatter:binomial", WEFT__COLL_SCATTER, 8, 1),
+                     step_of(weft__scatter_binomial));
+}
+
+static void forced_algorithms_fall_back_where_they_cannot(void **state)
+{
+    (void)state;
+    /* alltoallv: the automatic choice (scattered at 8 bytes). */
+    assert_ptr_equal(chosen("alltoall:bruck", WEFT__COLL_ALLTOALL, 8, 0),
+                     step_of(weft__alltoallv_scattered));
+    assert_ptr_equal(chosen("gather:binomial", WEFT__COLL_GATHER, 8, 0),
+                     step_of(weft__gatherv_linear));
+    assert_ptr_equal(chosen("scatter:binomial", WEFT__COLL_SCATTER, 8, 0),
+                     step_of(weft__scatterv_linear));
+    assert_ptr_equal(chosen("allgather:bruck", WEFT__COLL_ALLGATHER, 8, 0),
+                     step_of(weft__allgatherv_ring));
+    /* Without WEFT_ALGO the choice is unchanged: linear gather, rd scan. */
+    assert_ptr_equal(chosen("", WEFT__COLL_GATHER, 8, 1), step_of(weft__gatherv_linear));
+    assert_ptr_equal(chosen("", WEFT__COLL_SCAN, 8, 1), step_of(weft__scan_rd));
+    assert_ptr_equal(chosen("", WEFT__COLL_ALLREDUCE, 8, 1), step_of(weft__allreduce_rd));
 }
 
 static void rejects_unknown_algorithm(void **state)
@@ -59,6 +160,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(accepts_valid_choices),
+        cmocka_unit_test(accepts_every_algorithm),
+        cmocka_unit_test(forced_algorithms_run_where_they_can),
+        cmocka_unit_test(forced_algorithms_fall_back_where_they_cannot),
         cmocka_unit_test(rejects_unknown_algorithm),
         cmocka_unit_test(rejects_unknown_operation),
         cmocka_unit_test(rejects_overlong_spec),
