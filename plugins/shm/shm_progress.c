@@ -80,6 +80,8 @@ static void peer_exited(struct shm_ctx *ctx, int peer)
         close(p->pidfd);
         p->pidfd = -1;
     }
+    /* It may have attached, written and died since we last looked. */
+    weft__shm_seg_discover(ctx);
     if (p->has_in && !p->lost && !p->departed)
         weft__shm_drain(ctx, peer, SIZE_MAX);
     weft__shm_peer_lost(ctx, peer, "its process exited");

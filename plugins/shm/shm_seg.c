@@ -304,6 +304,23 @@ weft_result_t weft__shm_seg_attach(struct shm_ctx *ctx, int peer)
     fd = open_peer_segment(ctx, name, peer);
     if (fd < 0)
         return WEFT_ERR_SYSTEM;
+    /* The file exists before its creator sized it, and touching a page
+     * past its end is SIGBUS. ftruncate sizes it whole at once. */
+    for (;;) {
+        struct stat st;
+
+        if (fstat(fd, &st) != 0) {
+            core->set_error(SHM_NAME ": fstat(%s): %s", name, strerror(errno));
+            goto err_close;
+        }
+        if ((size_t)st.st_size >= SHM_PAGE)
+            break;
+        if (waited++ >= ctx->timeout_ms) {
+            core->set_error(SHM_NAME ": rank %d's segment %s never got its size", peer, name);
+            goto err_close;
+        }
+        sleep_ms(1);
+    }
     hdr = mmap(NULL, SHM_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (hdr == MAP_FAILED) {
         core->set_error(SHM_NAME ": mmap(%s): %s", name, strerror(errno));
