@@ -57,7 +57,9 @@ int weft__shm_ring_push(struct shm_ring *r, const void *a, size_t alen, const vo
 
 uint64_t weft__shm_ring_avail(struct shm_ring *r)
 {
-    if (r->other == r->pos)
+    /* The cached tail is stale once everything it promised was read (or
+     * more, when the caller consumed without asking). */
+    if ((int64_t)(r->other - r->pos) <= 0)
         r->other = __atomic_load_n(&r->ctl->tail, __ATOMIC_ACQUIRE);
     return r->other - r->pos;
 }
