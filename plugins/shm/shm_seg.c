@@ -43,6 +43,13 @@ static size_t slot_stride(size_t ring_size)
     return SHM_PAGE + ring_size;
 }
 
+static void sleep_ms(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+    nanosleep(&ts, NULL);
+}
+
 /* ------------------------------------------------------------ stale ones */
 
 /* The creator's pid is the last dash-separated number of the name. */
@@ -206,8 +213,35 @@ void weft__shm_seg_unlink(struct shm_ctx *ctx)
     SHM_TRACE(ctx, "unlinked %s: every local peer attached", ctx->seg_name);
 }
 
+/* 1 when some local peer's process is gone. */
+static int a_peer_exited(const struct shm_ctx *ctx)
+{
+    for (int i = 0; i < ctx->nlocals; i++) {
+        int peer = ctx->locals[i];
+
+        if (peer != ctx->rank && kill((pid_t)ctx->peers[peer].addr.pid, 0) != 0 &&
+            errno == ESRCH)
+            return 1;
+    }
+    return 0;
+}
+
 void weft__shm_seg_destroy(struct shm_ctx *ctx)
 {
+    int waited = 0;
+
+    /* A rank that leaves right after weft_init may be ahead of a peer
+     * that has yet to attach: the name must stay until it did, or that
+     * peer would wait for it in vain. A peer that died never will. */
+    while (ctx->created && !ctx->unlinked &&
+           __atomic_load_n(&ctx->hdr->attached, __ATOMIC_ACQUIRE) <
+               (uint32_t)ctx->npeers_expected &&
+           waited < ctx->timeout_ms) {
+        if (waited % 100 == 0 && a_peer_exited(ctx))
+            break;
+        sleep_ms(1);
+        waited++;
+    }
     weft__shm_seg_unlink(ctx);
     if (ctx->seg)
         munmap(ctx->seg, ctx->seg_len);
@@ -259,13 +293,6 @@ void weft__shm_seg_discover(struct shm_ctx *ctx)
 
 /* ------------------------------------------------------------ theirs */
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-    nanosleep(&ts, NULL);
-}
-
 /* Opens peer's segment, waiting for the peer to create it (at its own
  * first connect) for up to ctx->timeout_ms. */
 static int open_peer_segment(struct shm_ctx *ctx, const char *name, int peer)
@@ -274,13 +301,22 @@ static int open_peer_segment(struct shm_ctx *ctx, const char *name, int peer)
 
     for (;;) {
         int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+        int err = errno;
 
         if (fd >= 0)
             return fd;
-        if (errno != ENOENT || waited >= ctx->timeout_ms) {
+        /* The peer creates it at its first connect; one that is gone
+         * never will. */
+        if (err == ENOENT && kill((pid_t)ctx->peers[peer].addr.pid, 0) != 0 &&
+            errno == ESRCH) {
+            ctx->core->set_error(SHM_NAME ": rank %d (pid %u) exited before it created its "
+                                 "segment", peer, ctx->peers[peer].addr.pid);
+            return -1;
+        }
+        if (err != ENOENT || waited >= ctx->timeout_ms) {
             ctx->core->set_error(SHM_NAME ": cannot open rank %d's segment %s%s: %s", peer,
-                                 name, errno == ENOENT ? " within WEFT_TIMEOUT" : "",
-                                 strerror(errno));
+                                 name, err == ENOENT ? " within WEFT_TIMEOUT" : "",
+                                 strerror(err));
             return -1;
         }
         sleep_ms(1);
