@@ -270,6 +270,8 @@ void weft__shm_req_free(struct shm_ctx *ctx, struct shm_req *r);
 
 /* shm_match.c: posted receives, the unexpected queue, receiving into them */
 int weft__shm_tag_match(uint64_t want, uint64_t ignore, uint64_t got);
+struct shm_req *weft__shm_posted_take(struct shm_ctx *ctx, int peer, uint64_t tag,
+                                      size_t total);
 struct shm_msg *weft__shm_msg_arrive(struct shm_ctx *ctx, int peer, uint64_t tag,
                                      size_t total);
 unsigned char *weft__shm_msg_dest(struct shm_msg *m, size_t *cap);

@@ -141,6 +141,24 @@ static void msg_bind(struct shm_msg *m, struct shm_req *r)
     r->msg = m;
 }
 
+struct shm_req *weft__shm_posted_take(struct shm_ctx *ctx, int peer, uint64_t tag,
+                                      size_t total)
+{
+    struct shm_req *r;
+
+    for (r = ctx->post_head; r; r = r->qnext)
+        if ((r->peer == WEFT_TRANSPORT_ANY_PEER || r->peer == peer) &&
+            weft__shm_tag_match(r->tag, r->ignore, tag))
+            break;
+    if (!r)
+        return NULL;
+    posted_remove(ctx, r);
+    r->src = peer;
+    r->mtag = tag;
+    r->total = total;
+    return r;
+}
+
 struct shm_msg *weft__shm_msg_arrive(struct shm_ctx *ctx, int peer, uint64_t tag,
                                      size_t total)
 {
@@ -152,15 +170,8 @@ struct shm_msg *weft__shm_msg_arrive(struct shm_ctx *ctx, int peer, uint64_t tag
     m->peer = peer;
     m->tag = tag;
     m->total = total;
-    for (r = ctx->post_head; r; r = r->qnext)
-        if ((r->peer == WEFT_TRANSPORT_ANY_PEER || r->peer == peer) &&
-            weft__shm_tag_match(r->tag, r->ignore, tag))
-            break;
+    r = weft__shm_posted_take(ctx, peer, tag, total);
     if (r) {
-        posted_remove(ctx, r);
-        r->src = peer;
-        r->mtag = tag;
-        r->total = total;
         m->req = r;
         r->msg = m;
         return m;

@@ -71,6 +71,20 @@ static int take_record(struct shm_ctx *ctx, int peer, const struct shm_rec *rec)
             weft__shm_msg_fail(ctx, p->cur, WEFT_ERR_INTERNAL);
             p->cur = NULL;
         }
+        if (rec->type == SHM_REC_EAGER) {
+            /* The common case of small messages: straight into a posted
+             * receive, nothing to keep track of. */
+            struct shm_req *r = weft__shm_posted_take(ctx, peer, rec->tag, rec->len);
+
+            if (r) {
+                if (rec->len && r->len)
+                    weft__shm_ring_peek(&p->in, sizeof(*rec), r->buf,
+                                        shm_min(r->len, rec->len));
+                weft__shm_req_complete(r, rec->len > r->len ? WEFT_ERR_TRUNCATED
+                                                            : WEFT_SUCCESS);
+                return 0;
+            }
+        }
         m = weft__shm_msg_arrive(ctx, peer, rec->tag, rec->total);
         if (!m)
             return -1;
