@@ -7,7 +7,8 @@
  *
  * Parameters: WEFT_SHM_RING_SIZE (bytes of each receive ring, a power of
  * two from 4 KiB to 64 MiB, default 256 KiB), WEFT_SHM_CMA (0: never read
- * a peer's memory; 1, the default: where permitted), WEFT_SHM_CMA_THRESHOLD
+ * a peer's memory; 1: where permitted; unset: where permitted and faster
+ * than copying through the ring on this machine), WEFT_SHM_CMA_THRESHOLD
  * (bytes from which a message goes by cross memory attach, default
  * 32 KiB), WEFT_SHM_BLOCK (0: never sleep, spin; for measurements).
  */
@@ -57,7 +58,7 @@ static int read_params(struct shm_ctx *ctx)
 
     if (param_long(core, "WEFT_SHM_RING_SIZE", SHM_MIN_RING, SHM_MAX_RING, SHM_DEFAULT_RING,
                    &ring) != 0 ||
-        param_long(core, "WEFT_SHM_CMA", 0, 1, 1, &cma) != 0 ||
+        param_long(core, "WEFT_SHM_CMA", 0, 1, -1, &cma) != 0 ||
         param_long(core, "WEFT_SHM_CMA_THRESHOLD", 0, LONG_MAX, SHM_DEFAULT_CMA_THRESHOLD,
                    &threshold) != 0 ||
         param_long(core, "WEFT_SHM_BLOCK", 0, 1, 1, &block) != 0 ||
@@ -71,7 +72,8 @@ static int read_params(struct shm_ctx *ctx)
     /* A quarter of the ring per record: the receiver copies one out while
      * the sender copies the next ones in. */
     ctx->frag = ctx->ring_size / 4;
-    ctx->cma_mode = (int)cma;
+    /* Unset: where permitted and where it is faster than the ring. */
+    ctx->cma_mode = cma >= 0 ? (int)cma : weft__shm_cma_worth(ctx);
     ctx->cma_threshold = (size_t)threshold;
     ctx->block = (int)block;
     ctx->timeout_ms = (int)(timeout_s * 1000);

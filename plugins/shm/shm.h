@@ -204,7 +204,7 @@ struct shm_ctx {
     size_t ring_size;
     size_t frag;                        /* largest payload of one record */
     size_t cma_threshold;
-    int cma_mode;                       /* 0 off, 1 required, 2 probe */
+    int cma_mode;                       /* 0 off, 1 where permitted */
     int block;                          /* 0: never sleep (spin-only, for benchmarks) */
     int timeout_ms;
     struct shm_addr self;
@@ -260,6 +260,7 @@ void weft__shm_seg_name(char *buf, size_t cap, const char *job, int rank, unsign
 
 /* shm_cma.c: cross memory attach */
 int weft__shm_cma_probe(struct shm_ctx *ctx, const struct shm_addr *peer);
+int weft__shm_cma_worth(struct shm_ctx *ctx);
 int weft__shm_cma_read(struct shm_ctx *ctx, int peer, void *dst, uint64_t src, size_t len);
 
 /* shm_req.c: requests */
