@@ -175,6 +175,7 @@ static weft_result_t choose_transport(weft__instance_t *inst, int w,
         return weft__error(rc, "transport %s cannot connect to rank %d: %s", best->name, w,
                            weft__get_error());
     inst->peers[w].plugin = best;
+    best->used = 1;
     snprintf(inst->peers[w].host_id, sizeof(inst->peers[w].host_id), "%s", rec->host_id);
     return WEFT_SUCCESS;
 }
