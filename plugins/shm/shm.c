@@ -366,6 +366,8 @@ static weft_result_t shm_finalize(void *vctx)
     if (!ctx)
         return WEFT_ERR_INVALID_ARG;
     weft__shm_say_goodbye(ctx);
+    /* Before the pidfds go: they tell which peers will never attach. */
+    weft__shm_seg_wait_attached(ctx);
     for (int i = 0; i < ctx->size; i++)
         forget_peer(ctx, i);
     while (ctx->reqs)

@@ -251,6 +251,7 @@ void weft__shm_host_id(const weft_transport_core_t *core, char *buf, size_t cap)
 /* shm_seg.c: our segment, peers' segments, stale ones */
 weft_result_t weft__shm_seg_create(struct shm_ctx *ctx);
 void weft__shm_seg_unlink(struct shm_ctx *ctx);
+void weft__shm_seg_wait_attached(struct shm_ctx *ctx);
 void weft__shm_seg_destroy(struct shm_ctx *ctx);
 weft_result_t weft__shm_seg_attach(struct shm_ctx *ctx, int peer);
 void weft__shm_seg_detach(struct shm_peer *p);

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,20 +214,35 @@ void weft__shm_seg_unlink(struct shm_ctx *ctx)
     SHM_TRACE(ctx, "unlinked %s: every local peer attached", ctx->seg_name);
 }
 
-/* 1 when some local peer's process is gone. */
-static int a_peer_exited(const struct shm_ctx *ctx)
+/* 1 when peer's process is gone: its pidfd is readable (it is as soon
+ * as the process exits, reaped or not), or without one, the kernel knows
+ * no such pid. */
+static int peer_exited(const struct shm_peer *p)
 {
-    for (int i = 0; i < ctx->nlocals; i++) {
-        int peer = ctx->locals[i];
+    struct pollfd pfd = { p->pidfd, POLLIN, 0 };
 
-        if (peer != ctx->rank && kill((pid_t)ctx->peers[peer].addr.pid, 0) != 0 &&
-            errno == ESRCH)
-            return 1;
-    }
-    return 0;
+    if (p->pidfd >= 0)
+        return poll(&pfd, 1, 0) > 0;
+    return kill((pid_t)p->addr.pid, 0) != 0 && errno == ESRCH;
 }
 
-void weft__shm_seg_destroy(struct shm_ctx *ctx)
+/* Local peers that have not attached to our segment and still may. */
+static int peers_to_come(struct shm_ctx *ctx)
+{
+    int n = 0;
+
+    weft__shm_seg_discover(ctx);
+    for (int i = 0; i < ctx->nlocals; i++) {
+        int peer = ctx->locals[i];
+        const struct shm_peer *p = &ctx->peers[peer];
+
+        if (peer != ctx->rank && !p->has_in && !peer_exited(p))
+            n++;
+    }
+    return n;
+}
+
+void weft__shm_seg_wait_attached(struct shm_ctx *ctx)
 {
     int waited = 0;
 
@@ -237,11 +253,15 @@ void weft__shm_seg_destroy(struct shm_ctx *ctx)
            __atomic_load_n(&ctx->hdr->attached, __ATOMIC_ACQUIRE) <
                (uint32_t)ctx->npeers_expected &&
            waited < ctx->timeout_ms) {
-        if (waited % 100 == 0 && a_peer_exited(ctx))
+        if (waited % 10 == 0 && peers_to_come(ctx) == 0)
             break;
         sleep_ms(1);
         waited++;
     }
+}
+
+void weft__shm_seg_destroy(struct shm_ctx *ctx)
+{
     weft__shm_seg_unlink(ctx);
     if (ctx->seg)
         munmap(ctx->seg, ctx->seg_len);
