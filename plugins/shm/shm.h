@@ -16,7 +16,8 @@
  *   to one fragment travel whole (EAGER); longer ones either as fragments
  *   copied in by the sender and out by the receiver (START, then DATA, in a
  *   pipeline as the ring drains), or, when the receiver may read the
- *   sender's memory (cross memory attach, probed at connect), as a request
+ *   sender's memory (cross memory attach, probed at connect) and that is
+ *   faster than the ring on this machine (measured at init), as a request
  *   to send (RTS) that the receiver answers by reading the buffer itself
  *   with process_vm_readv and sending FIN back. The receiver reads an RTS
  *   as soon as it arrives, into the matched buffer or an unexpected one,
