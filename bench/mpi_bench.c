@@ -6,7 +6,8 @@
  *   mpirun -n 4 mpi_bench OP BYTES ITERS
  *
  * prints "OP BYTES TIME_US" on rank 0. OP is allreduce, broadcast,
- * allgather, reduce_scatter or alltoall; BYTES is nccl-tests' size (the
+ * allgather, reduce_scatter, alltoall or pingpong (ranks 0 and 1, half
+ * the round trip); BYTES is nccl-tests' size (the
  * whole gathered or scattered buffer for the last three); float32 data,
  * sum.
  */
@@ -54,6 +55,14 @@ int main(int argc, char **argv)
             MPI_Reduce_scatter_block(sb, rb, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         else if (!strcmp(op, "alltoall"))
             MPI_Alltoall(sb, (int)count, MPI_FLOAT, rb, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
+        else if (!strcmp(op, "pingpong") && rank == 0) {
+            MPI_Send(sb, (int)count, MPI_FLOAT, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(rb, (int)count, MPI_FLOAT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (!strcmp(op, "pingpong") && rank == 1) {
+            MPI_Recv(rb, (int)count, MPI_FLOAT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(rb, (int)count, MPI_FLOAT, 0, 1, MPI_COMM_WORLD);
+        } else if (!strcmp(op, "pingpong"))
+            ;
         else {
             if (rank == 0)
                 fprintf(stderr, "mpi_bench: unknown operation %s\n", op);
@@ -61,6 +70,8 @@ int main(int argc, char **argv)
         }
     }
     t = (MPI_Wtime() - t0) / iters * 1e6;
+    if (!strcmp(op, "pingpong"))
+        t /= 2; /* one way of the round trip, as weft-bench reports it */
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0)
         printf("%s %zu %.3f\n", op, bytes, t);

@@ -67,6 +67,9 @@ weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops)
     weft_p2p_op_t few[16], *tagged = few;
     weft_result_t rc;
 
+    /* With n == 0 nothing is copied in and the batch reads nothing, which
+     * gcc cannot tell: give it one defined entry rather than a warning. */
+    few[0] = (weft_p2p_op_t){ 0 };
     if (n > (int)(sizeof(few) / sizeof(few[0])) && !(tagged = malloc((size_t)n * sizeof(*ops))))
         return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate a round of %d operations", n);
     for (int i = 0; i < n; i++) {

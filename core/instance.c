@@ -181,6 +181,7 @@ static weft_result_t choose_transport(weft__instance_t *inst, int w,
         return weft__error(rc, "transport %s cannot connect to rank %d: %s", best->name, w,
                            weft__get_error());
     inst->peers[w].plugin = best;
+    best->used = 1;
     return WEFT_SUCCESS;
 }
 

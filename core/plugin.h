@@ -100,6 +100,7 @@ typedef struct weft__plugin {
     int forced;
     /* The ABI promises plugins one caller at a time per ctx. */
     pthread_mutex_t lock;
+    int used;                        /* reaches at least one peer: progressed */
 } weft__plugin_t;
 
 typedef struct weft__plugin_set {

@@ -21,8 +21,8 @@ static void usage(FILE *f)
 {
     fputs("usage: weftrun -n N weft-bench [options]\n"
           "  -o, --op OPS          allreduce, reduce, broadcast, allgather, reduce_scatter,\n"
-          "                        alltoall, gather, scatter, a comma list of them, or all\n"
-          "                        (default allreduce)\n"
+          "                        alltoall, gather, scatter, pingpong, a comma list of\n"
+          "                        them, or all (the collectives; default allreduce)\n"
           "  -b, --minbytes SIZE   smallest size (default 8); K, M, G suffixes\n"
           "  -e, --maxbytes SIZE   largest size (default 32M)\n"
           "  -f, --stepfactor F    size multiplier between rows (default 2)\n"
@@ -158,12 +158,12 @@ static void parse(int argc, char **argv, bench_opts_t *o)
     for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "all")) {
             for (int k = 0; k < BENCH_NKINDS; k++)
-                o->kinds[k] = 1;
+                o->kinds[k] = k != BENCH_PINGPONG;
         } else if ((v = bench_kind_from_name(t)) >= 0) {
             o->kinds[v] = 1;
         } else {
             die("-o: '%s' is not an operation (allreduce, reduce, broadcast, allgather, "
-                "reduce_scatter, alltoall, gather, scatter, all)", t);
+                "reduce_scatter, alltoall, gather, scatter, pingpong, all)", t);
         }
     }
     if (algo) {
@@ -226,6 +226,8 @@ static double measure(bench_kind_t k, void *sb, void *rb, size_t count, const be
     for (int i = 0; i < o->iters; i++)
         check(bench_run(k, sb, rb, count, o, in_place, world), bench_kind_name(k));
     t = (now_us() - t0) / o->iters;
+    if (k == BENCH_PINGPONG)
+        t /= 2; /* one way of the round trip */
     check(weft_allreduce(WEFT_IN_PLACE, &t, 1, WEFT_FLOAT64, WEFT_MAX, world), "allreduce");
     return t;
 }

@@ -16,7 +16,7 @@
 
 static const char *const names[BENCH_NKINDS] = {
     "allreduce", "reduce", "broadcast", "allgather", "reduce_scatter", "alltoall", "gather",
-    "scatter"
+    "scatter", "pingpong"
 };
 
 const char *bench_kind_name(bench_kind_t k)
@@ -88,6 +88,32 @@ void bench_buffers(bench_kind_t k, size_t count, int n, size_t *send, size_t *re
         *send = *recv = count * (size_t)n;
 }
 
+/* One round trip between ranks 0 and 1 (rank 0 and itself alone); the
+ * others wait. The report halves its time: one way. */
+static weft_result_t pingpong(const void *sb, void *rb, size_t count, const bench_opts_t *o,
+                              weft_comm_t comm)
+{
+    weft_status_t st;
+    weft_result_t rc;
+    int rank = 0, n = 1;
+
+    weft_comm_rank(comm, &rank);
+    weft_comm_size(comm, &n);
+    if (rank == 0) {
+        rc = weft_send(sb, count, o->dt, n > 1 ? 1 : 0, 1, comm);
+        if (rc == WEFT_SUCCESS)
+            rc = weft_recv(rb, count, o->dt, n > 1 ? 1 : 0, 1, comm, &st);
+        return rc;
+    }
+    if (rank == 1) {
+        rc = weft_recv(rb, count, o->dt, 0, 1, comm, &st);
+        if (rc == WEFT_SUCCESS)
+            rc = weft_send(rb, count, o->dt, 0, 1, comm);
+        return rc;
+    }
+    return WEFT_SUCCESS;
+}
+
 weft_result_t bench_run(bench_kind_t k, void *sb, void *rb, size_t count,
                         const bench_opts_t *o, int in_place, weft_comm_t comm)
 {
@@ -124,6 +150,8 @@ weft_result_t bench_run(bench_kind_t k, void *sb, void *rb, size_t count,
             return weft_scatter(rb, rank == o->root ? WEFT_IN_PLACE : rb, count, o->dt, o->root,
                                 comm);
         return weft_scatter(sb, rb, count, o->dt, o->root, comm);
+    case BENCH_PINGPONG:
+        return pingpong(in_place ? rb : sb, rb, count, o, comm);
     default:
         return WEFT_ERR_INVALID_ARG;
     }
@@ -241,7 +269,8 @@ size_t bench_wrong(bench_kind_t k, const void *rb, size_t count, const bench_opt
     unsigned char want[8];
 
     weft_dtype_size(o->dt, &esize);
-    if ((k == BENCH_REDUCE || k == BENCH_GATHER) && rank != o->root)
+    if (((k == BENCH_REDUCE || k == BENCH_GATHER) && rank != o->root) ||
+        (k == BENCH_PINGPONG && rank > 1))
         return 0;
     if (k == BENCH_SCATTER && in_place && rank == o->root)
         rb = (const char *)rb + (size_t)rank * count * esize; /* its block stayed there */
@@ -258,6 +287,7 @@ size_t bench_wrong(bench_kind_t k, const void *rb, size_t count, const bench_opt
             expect = input(o, (int)(j / count), (size_t)rank * count + j % count);
             break;
         case BENCH_REDUCE_SCATTER: expect = folded(o, n, (size_t)rank * count + j); break;
+        case BENCH_PINGPONG: expect = input(o, 0, j); break;
         default: expect = folded(o, n, j); break;
         }
         /* Round the expectation through the type, as the result was. */

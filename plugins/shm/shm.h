@@ -1,0 +1,315 @@
+/*
+ * shm.h: internals of the shared-memory transport, shared by its files.
+ *
+ * Design
+ *   Every rank owns one POSIX shared-memory segment, created 0600 at its
+ *   first connect() and named /weft-shm-<job>-<rank>-<pid>. It holds the
+ *   rings this rank receives on, so they sit on its own NUMA node. A local
+ *   peer attaches by claiming a slot of the segment: a single-producer,
+ *   single-consumer byte ring (shm_ring.h) on which only that peer writes
+ *   and only the owner reads. Once every local peer has attached, the owner
+ *   unlinks the name: nothing stays in /dev/shm even after a kill -9, and a
+ *   segment left behind by a rank killed earlier than that is removed by
+ *   the next job on the node (the name carries the creator's pid).
+ *
+ *   A ring carries records: a header (shm_rec) and its payload. Messages up
+ *   to one fragment travel whole (EAGER); longer ones either as fragments
+ *   copied in by the sender and out by the receiver (START, then DATA, in a
+ *   pipeline as the ring drains), or, when the receiver may read the
+ *   sender's memory (cross memory attach, probed at connect) and that is
+ *   faster than the ring on this machine (measured at init), as a request
+ *   to send (RTS) that the receiver answers by reading the buffer itself
+ *   with process_vm_readv and sending FIN back. The receiver reads an RTS
+ *   as soon as it arrives, into the matched buffer or an unexpected one,
+ *   so a send completes whether or not a receive is posted, as with
+ *   sockets. A ring is in send order, which gives per-peer ordering;
+ *   records are matched in arrival order.
+ *
+ *   Sleeping: the owner raises `waiting` in its header before the core
+ *   polls the wait descriptor; a producer that writes to a ring of a
+ *   sleeping owner wakes it through a FIFO next to the segment. A producer
+ *   that finds a ring full raises the ring's `producer_blocked`, and the
+ *   consumer wakes it once it made room. Both pairs use a full barrier on
+ *   each side (store, fence, load), so one of the two always sees the other.
+ *
+ *   Peers' deaths are seen through pidfds (also in the wait descriptor); a
+ *   peer that finalizes writes BYE first, so that its death is a departure,
+ *   not a loss, as with sockets.
+ *
+ * Ownership: a context owns everything below; no state is global. The core
+ * serialises calls into a context, so nothing here locks; the only
+ * concurrency is with other processes, through the atomics of the shared
+ * structures.
+ */
+#ifndef WEFT_SHM_H
+#define WEFT_SHM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "weft/transport.h"
+#include "plugins/shm/shm_ring.h"
+
+#define SHM_NAME "shm"
+#define SHM_ADDR_MAGIC 0x5753484du        /* "WSHM": address blob */
+#define SHM_SEG_MAGIC 0x7765667473686d31ull /* written last when a segment is ready */
+#define SHM_VERSION 1u
+#define SHM_HOST_MAX 128
+#define SHM_NAME_MAX 128
+/* Local ranks that can attach to one segment. Slots cost address space
+ * only: the segment is sparse and a slot's pages are touched by its user. */
+#define SHM_MAX_SLOTS 256
+#define SHM_PAGE 4096u
+#define SHM_DEFAULT_RING (256u << 10)
+#define SHM_MIN_RING (4u << 10)
+#define SHM_MAX_RING (64u << 20)
+#define SHM_DEFAULT_CMA_THRESHOLD (32u << 10)
+/* Bytes one incoming ring may deliver per progress() call, so that a big
+ * message does not starve the other peers. */
+#define SHM_DRAIN_BUDGET (4u << 20)
+
+enum shm_rec_type {
+    SHM_REC_EAGER = 1,                  /* a whole message */
+    SHM_REC_START,                      /* first fragment, total > len */
+    SHM_REC_DATA,                       /* next fragment of the current message */
+    SHM_REC_RTS,                        /* read total bytes at addr, then FIN id */
+    SHM_REC_FIN,                        /* the RTS id was read */
+    SHM_REC_BYE                         /* the sender finalized */
+};
+
+/* A record header in a ring; len payload bytes follow. */
+struct shm_rec {
+    uint32_t type;
+    uint32_t len;
+    uint64_t tag;
+    uint64_t total;
+    uint64_t addr;
+    uint64_t id;
+};
+
+/* The published address (get_address). */
+struct shm_addr {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t reserved;
+    uint32_t pid;
+    uint32_t uid;
+    uint64_t probe_addr;                /* where probe_value lives in that process */
+    uint64_t probe_value;
+    char host[SHM_HOST_MAX];            /* equal on ranks of one node */
+};
+
+/* The head of a segment. The owner writes the first block once; the
+ * atomics below are on lines of their own. */
+struct shm_seg_hdr {
+    uint64_t magic;                     /* SHM_SEG_MAGIC once usable */
+    uint32_t version;
+    uint32_t owner_rank;
+    uint32_t owner_pid;
+    uint32_t nslots;
+    uint64_t ring_size;
+    uint64_t slot_stride;
+    SHM_LINE(uint32_t nclaimed);        /* slots handed out, may exceed nslots */
+    SHM_LINE(uint32_t attached);        /* peers that finished attaching */
+    SHM_LINE(uint32_t waiting);         /* the owner sleeps: wake it */
+};
+
+/* What a slot says besides its ring: who writes to it and what they can do. */
+struct shm_slot_info {
+    uint32_t ready;                     /* the fields below are set */
+    int32_t sender;                     /* world rank of the producer */
+    uint32_t sender_can_read_owner;     /* CMA works from the sender to the owner */
+};
+
+/* A slot is one page of control followed by the ring's bytes. */
+struct shm_slot {
+    struct shm_ring_ctl ctl;
+    SHM_LINE(struct shm_slot_info info);
+};
+
+enum { SHM_SEND = 1, SHM_RECV = 2 };
+
+struct shm_msg;
+
+struct shm_req {
+    struct shm_req *prev, *next;        /* ctx->reqs: every live request */
+    int kind;
+    int done;
+    int cancelled;
+    weft_result_t status;
+    int peer;                           /* destination, or source / ANY_PEER */
+    uint64_t tag, ignore;
+    unsigned char *buf;
+    size_t len;                         /* send length, or receive capacity */
+    /* completion */
+    int src;
+    uint64_t mtag;
+    size_t total;
+    /* a send in its peer's queue, or a receive in the posted list */
+    struct shm_req *qprev, *qnext;
+    int queued;
+    /* sends */
+    int rts;                            /* goes by cross memory attach */
+    int started;                        /* its first record is in the ring */
+    size_t pushed;                      /* payload bytes in the ring */
+    uint64_t id;                        /* of its RTS */
+    /* receives */
+    struct shm_msg *msg;                /* the message being received into buf */
+};
+
+/* A message from a peer that arrived before its receive, or is arriving
+ * in fragments. */
+struct shm_msg {
+    int peer;
+    uint64_t tag;
+    size_t total, got;
+    unsigned in_unexp : 1;
+    unsigned claimed : 1;               /* taken by improbe */
+    unsigned orphan : 1;                /* its receive was cancelled: discard */
+    unsigned dead : 1;                  /* its sender was lost halfway */
+    unsigned char *ubuf;                /* bytes before a receive matched */
+    struct shm_req *req;                /* the receive it is bound to */
+    struct shm_msg *qprev, *qnext;      /* ctx->unexp or ctx->claimed */
+};
+
+struct shm_peer {
+    struct shm_addr addr;
+    int known;                          /* connect() called */
+    int local;                          /* index in ctx->locals */
+    int lost;                           /* died without BYE */
+    int departed;                       /* BYE seen */
+    int pidfd;                          /* -1: liveness through kill(pid, 0) */
+    /* sending: the ring in the peer's segment */
+    void *map;                          /* peer's header page and our slot */
+    size_t map_len;
+    struct shm_seg_hdr *hdr;
+    struct shm_slot *slot;
+    struct shm_ring out;
+    int wake_fd;                        /* the peer's FIFO, write end */
+    int cma_send;                       /* the peer may read our memory */
+    struct shm_req *sq_head, *sq_tail;  /* sends not wholly in the ring, in order */
+    struct shm_req *rts_head, *rts_tail;/* RTS sent, FIN awaited, in order */
+    uint64_t next_rts_id, fins_owed, next_fin_id;
+    int blocked;                        /* we raised producer_blocked */
+    /* receiving: our slot of its choice in our segment */
+    struct shm_slot *in_slot;
+    struct shm_ring in;
+    int has_in;
+    struct shm_msg *cur;                /* message whose fragments are arriving */
+};
+
+struct shm_ctx {
+    const weft_transport_core_t *core;
+    int rank, size;
+    size_t ring_size;
+    size_t frag;                        /* largest payload of one record */
+    size_t cma_threshold;
+    int cma_mode;                       /* 0 off, 1 where permitted */
+    int block;                          /* 0: never sleep (spin-only, for benchmarks) */
+    int timeout_ms;
+    struct shm_addr self;
+    uint64_t probe_value;
+    /* our segment */
+    int created;
+    int unlinked;
+    char seg_name[SHM_NAME_MAX];        /* for shm_open: "/weft-shm-..." */
+    char fifo_path[SHM_NAME_MAX + 16];
+    void *seg;
+    size_t seg_len;
+    struct shm_seg_hdr *hdr;
+    uint32_t slots_seen;
+    int fifo_fd;                        /* O_RDWR: never sees EOF */
+    int epfd;                           /* fifo + pidfds: the wait descriptor */
+    int spin_fd;                        /* always readable, for block = 0 */
+    int armed;                          /* we raised hdr->waiting */
+    unsigned ticks;
+    int64_t next_check_ms;
+    /* peers */
+    struct shm_peer *peers;
+    int *locals;                        /* connected peers, self included */
+    int nlocals;
+    int npeers_expected;                /* connected peers other than self */
+    struct shm_req *reqs;
+    struct shm_req *post_head, *post_tail;
+    struct shm_msg *unexp_head, *unexp_tail;
+    struct shm_msg *claimed;
+};
+
+#define SHM_LOG(ctx, level, ...) (ctx)->core->log((level), SHM_NAME, __VA_ARGS__)
+#define SHM_WARN(ctx, ...) SHM_LOG(ctx, WEFT_TRANSPORT_LOG_WARN, __VA_ARGS__)
+#define SHM_INFO(ctx, ...) SHM_LOG(ctx, WEFT_TRANSPORT_LOG_INFO, __VA_ARGS__)
+#define SHM_TRACE(ctx, ...) SHM_LOG(ctx, WEFT_TRANSPORT_LOG_TRACE, __VA_ARGS__)
+
+static inline size_t shm_min(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+/* shm_host.c: the node's identity, as topo/hostid.c computes it */
+void weft__shm_host_id(const weft_transport_core_t *core, char *buf, size_t cap);
+
+/* shm_seg.c: our segment, peers' segments, stale ones */
+weft_result_t weft__shm_seg_create(struct shm_ctx *ctx);
+void weft__shm_seg_unlink(struct shm_ctx *ctx);
+void weft__shm_seg_wait_attached(struct shm_ctx *ctx);
+void weft__shm_seg_destroy(struct shm_ctx *ctx);
+weft_result_t weft__shm_seg_attach(struct shm_ctx *ctx, int peer);
+void weft__shm_seg_detach(struct shm_peer *p);
+void weft__shm_seg_discover(struct shm_ctx *ctx);
+void weft__shm_remove_stale(struct shm_ctx *ctx);
+void weft__shm_seg_name(char *buf, size_t cap, const char *job, int rank, unsigned pid);
+
+/* shm_cma.c: cross memory attach */
+int weft__shm_cma_probe(struct shm_ctx *ctx, const struct shm_addr *peer);
+int weft__shm_cma_worth(struct shm_ctx *ctx);
+int weft__shm_cma_read(struct shm_ctx *ctx, int peer, void *dst, uint64_t src, size_t len);
+
+/* shm_req.c: requests */
+struct shm_req *weft__shm_req_new(struct shm_ctx *ctx, int kind, int peer, void *buf,
+                                  size_t len, uint64_t tag, uint64_t ignore);
+void weft__shm_req_complete(struct shm_req *r, weft_result_t status);
+void weft__shm_req_free(struct shm_ctx *ctx, struct shm_req *r);
+
+/* shm_match.c: posted receives, the unexpected queue, receiving into them */
+int weft__shm_tag_match(uint64_t want, uint64_t ignore, uint64_t got);
+struct shm_req *weft__shm_posted_take(struct shm_ctx *ctx, int peer, uint64_t tag,
+                                      size_t total);
+struct shm_msg *weft__shm_msg_arrive(struct shm_ctx *ctx, int peer, uint64_t tag,
+                                     size_t total);
+unsigned char *weft__shm_msg_dest(struct shm_msg *m, size_t *cap);
+void weft__shm_msg_add(struct shm_ctx *ctx, struct shm_msg *m, size_t len);
+void weft__shm_msg_fail(struct shm_ctx *ctx, struct shm_msg *m, weft_result_t status);
+void weft__shm_posted_fail(struct shm_ctx *ctx, int peer, int any_too, weft_result_t status);
+void weft__shm_unexp_drop(struct shm_ctx *ctx, int peer);
+void weft__shm_msgs_free(struct shm_ctx *ctx);
+weft_result_t weft__shm_irecv(void *vctx, int peer, void *buf, size_t len, uint64_t tag,
+                              uint64_t ignore, void *mh, void **out);
+weft_result_t weft__shm_improbe(void *vctx, int peer, uint64_t tag, uint64_t ignore,
+                                int *found, void **msg, weft_transport_completion_t *info);
+weft_result_t weft__shm_imrecv(void *vctx, void *msg, void *buf, size_t len, void *mh,
+                               void **out);
+void weft__shm_recv_cancel(struct shm_ctx *ctx, struct shm_req *r);
+
+/* shm_send.c: send queues */
+weft_result_t weft__shm_isend(void *vctx, int peer, const void *buf, size_t len,
+                              uint64_t tag, void *mh, void **out);
+void weft__shm_pump(struct shm_ctx *ctx, int peer);
+int weft__shm_pump_ready(struct shm_ctx *ctx, int peer);
+void weft__shm_sends_fail(struct shm_ctx *ctx, int peer, weft_result_t status);
+void weft__shm_send_cancel(struct shm_ctx *ctx, struct shm_req *r);
+void weft__shm_fin_arrived(struct shm_ctx *ctx, int peer, uint64_t id);
+void weft__shm_say_goodbye(struct shm_ctx *ctx);
+void weft__shm_wake(struct shm_ctx *ctx, int peer);
+
+/* shm_recv.c: draining the incoming rings */
+void weft__shm_drain(struct shm_ctx *ctx, int peer, size_t budget);
+
+/* shm_progress.c: progress, peers' fate, sleeping */
+void weft__shm_peer_lost(struct shm_ctx *ctx, int peer, const char *why);
+void weft__shm_peer_departed(struct shm_ctx *ctx, int peer);
+void weft__shm_check_peers(struct shm_ctx *ctx);
+weft_result_t weft__shm_progress(void *vctx);
+weft_result_t weft__shm_get_wait_fd(void *vctx, int *fd);
+
+#endif /* WEFT_SHM_H */

@@ -1,0 +1,149 @@
+/*
+ * shm_recv.c: draining a peer's ring into receives and the unexpected
+ * queue. Records are taken in ring order, which is send order; a message
+ * that arrives in fragments is the peer's `cur` until its last one.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "plugins/shm/shm.h"
+
+/* Copies len payload bytes (at off in the ring) into m's destination. */
+static void take_payload(struct shm_ctx *ctx, struct shm_ring *ring, struct shm_msg *m,
+                         uint64_t off, size_t len)
+{
+    size_t cap;
+    unsigned char *dst = weft__shm_msg_dest(m, &cap);
+
+    if (dst && len)
+        weft__shm_ring_peek(ring, off, dst, shm_min(cap, len));
+    weft__shm_msg_add(ctx, m, len);
+}
+
+/* Reads an RTS's bytes from the sender and owes it a FIN. */
+static void take_rts(struct shm_ctx *ctx, int peer, const struct shm_rec *rec,
+                     struct shm_msg *m)
+{
+    struct shm_peer *p = &ctx->peers[peer];
+    size_t cap;
+    unsigned char *dst = weft__shm_msg_dest(m, &cap);
+    size_t n = shm_min(cap, rec->total);
+    int err = 0;
+
+    if (dst && n) {
+        if (peer == ctx->rank)
+            memcpy(dst, (const void *)(uintptr_t)rec->addr, n);
+        else
+            err = weft__shm_cma_read(ctx, peer, dst, rec->addr, n);
+    }
+    p->fins_owed++;
+    if (err == 0) {
+        weft__shm_msg_add(ctx, m, rec->total);
+        return;
+    }
+    if (err == ESRCH) {
+        /* It died: the liveness check says so to everyone waiting. */
+        weft__shm_msg_fail(ctx, m, WEFT_ERR_PEER_LOST);
+        return;
+    }
+    SHM_WARN(ctx, "cannot read %llu bytes of rank %d's memory (process_vm_readv: %s); "
+             "WEFT_SHM_CMA=0 sends large messages through the ring instead",
+             (unsigned long long)rec->total, peer, strerror(err));
+    weft__shm_msg_fail(ctx, m, WEFT_ERR_SYSTEM);
+}
+
+/* Handles one record (payload at sizeof(rec) in the ring). 0 when done
+ * with it, -1 to leave it for later (out of memory). */
+static int take_record(struct shm_ctx *ctx, int peer, const struct shm_rec *rec)
+{
+    struct shm_peer *p = &ctx->peers[peer];
+    struct shm_msg *m;
+
+    switch (rec->type) {
+    case SHM_REC_EAGER:
+    case SHM_REC_START:
+    case SHM_REC_RTS:
+        if (p->cur) {
+            SHM_WARN(ctx, "rank %d started a message before it finished the last one",
+                     peer);
+            weft__shm_msg_fail(ctx, p->cur, WEFT_ERR_INTERNAL);
+            p->cur = NULL;
+        }
+        if (rec->type == SHM_REC_EAGER) {
+            /* The common case of small messages: straight into a posted
+             * receive, nothing to keep track of. */
+            struct shm_req *r = weft__shm_posted_take(ctx, peer, rec->tag, rec->len);
+
+            if (r) {
+                if (rec->len && r->len)
+                    weft__shm_ring_peek(&p->in, sizeof(*rec), r->buf,
+                                        shm_min(r->len, rec->len));
+                weft__shm_req_complete(r, rec->len > r->len ? WEFT_ERR_TRUNCATED
+                                                            : WEFT_SUCCESS);
+                return 0;
+            }
+        }
+        m = weft__shm_msg_arrive(ctx, peer, rec->tag, rec->total);
+        if (!m)
+            return -1;
+        if (rec->type == SHM_REC_RTS) {
+            take_rts(ctx, peer, rec, m);
+            return 0;
+        }
+        if (rec->type == SHM_REC_START)
+            p->cur = m;
+        take_payload(ctx, &p->in, m, sizeof(*rec), rec->len);
+        return 0;
+    case SHM_REC_DATA:
+        m = p->cur;
+        if (!m) {
+            SHM_WARN(ctx, "rank %d sent a fragment of no message; dropped", peer);
+            return 0;
+        }
+        if (m->got + rec->len >= m->total)
+            p->cur = NULL;
+        take_payload(ctx, &p->in, m, sizeof(*rec), rec->len);
+        return 0;
+    case SHM_REC_FIN:
+        weft__shm_fin_arrived(ctx, peer, rec->id);
+        return 0;
+    case SHM_REC_BYE:
+        weft__shm_peer_departed(ctx, peer);
+        return 0;
+    default:
+        SHM_WARN(ctx, "rank %d wrote a record of unknown type %u; dropped", peer, rec->type);
+        return 0;
+    }
+}
+
+void weft__shm_drain(struct shm_ctx *ctx, int peer, size_t budget)
+{
+    struct shm_peer *p = &ctx->peers[peer];
+    struct shm_ring *ring = &p->in;
+    int took = 0;
+
+    while (budget && weft__shm_ring_avail(ring) >= sizeof(struct shm_rec)) {
+        struct shm_rec rec;
+        size_t bytes;
+
+        weft__shm_ring_peek(ring, 0, &rec, sizeof(rec));
+        if (take_record(ctx, peer, &rec) != 0)
+            break;
+        weft__shm_ring_consume(ring, sizeof(rec) + rec.len);
+        took = 1;
+        bytes = sizeof(rec) + (rec.type == SHM_REC_RTS ? rec.total : rec.len);
+        budget = bytes >= budget ? 0 : budget - bytes;
+    }
+    if (!took)
+        return;
+    /* The producer may wait for the room just made: see weft__shm_pump. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&p->in_slot->ctl.producer_blocked, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&p->in_slot->ctl.producer_blocked, 0, __ATOMIC_RELAXED);
+        weft__shm_wake(ctx, peer);
+    }
+    if (p->fins_owed)
+        weft__shm_pump(ctx, peer);
+}

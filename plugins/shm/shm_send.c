@@ -1,0 +1,255 @@
+/*
+ * shm_send.c: sending. Each peer has a queue of sends in send order; the
+ * pump moves records into the peer's ring while there is room: a short
+ * message whole, a long one fragment by fragment (the receiver copies the
+ * first fragments out while later ones go in), or a long one as an RTS
+ * that the receiver answers with FIN once it read the buffer itself.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plugins/shm/shm.h"
+
+static void list_append(struct shm_req **head, struct shm_req **tail, struct shm_req *r)
+{
+    r->qnext = NULL;
+    r->qprev = *tail;
+    if (*tail)
+        (*tail)->qnext = r;
+    else
+        *head = r;
+    *tail = r;
+    r->queued = 1;
+}
+
+static void list_remove(struct shm_req **head, struct shm_req **tail, struct shm_req *r)
+{
+    if (r->qprev)
+        r->qprev->qnext = r->qnext;
+    else
+        *head = r->qnext;
+    if (r->qnext)
+        r->qnext->qprev = r->qprev;
+    else
+        *tail = r->qprev;
+    r->qprev = r->qnext = NULL;
+    r->queued = 0;
+}
+
+/* Wakes peer if it sleeps on its wait descriptor. The caller wrote to the
+ * peer's ring (or read from it) before, and the fence orders that before
+ * reading the flag: the peer raises the flag before it looks at the ring. */
+void weft__shm_wake(struct shm_ctx *ctx, int peer)
+{
+    struct shm_peer *p = &ctx->peers[peer];
+    char byte = 0;
+
+    if (peer == ctx->rank || !p->hdr || p->wake_fd < 0)
+        return;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&p->hdr->waiting, __ATOMIC_RELAXED) ||
+        !__atomic_exchange_n(&p->hdr->waiting, 0, __ATOMIC_SEQ_CST))
+        return;
+    /* A full FIFO already wakes it; anything else is for the liveness
+     * check to find. */
+    if (write(p->wake_fd, &byte, 1) < 0 && errno != EAGAIN)
+        SHM_TRACE(ctx, "waking rank %d: %s", peer, strerror(errno));
+}
+
+/* Bytes the next record of peer's queue needs in the ring, 0 if none. */
+static size_t next_need(const struct shm_ctx *ctx, const struct shm_peer *p)
+{
+    const struct shm_req *r = p->sq_head;
+
+    if (p->fins_owed)
+        return sizeof(struct shm_rec);
+    if (!r)
+        return 0;
+    if (r->rts)
+        return sizeof(struct shm_rec);
+    return sizeof(struct shm_rec) + shm_min(ctx->frag, r->len - r->pushed);
+}
+
+int weft__shm_pump_ready(struct shm_ctx *ctx, int peer)
+{
+    struct shm_peer *p = &ctx->peers[peer];
+    size_t need = next_need(ctx, p);
+
+    return need && p->slot && weft__shm_ring_space(&p->out) >= need;
+}
+
+/* Pushes the next record of peer's queue: 1 when it went in. */
+static int push_one(struct shm_ctx *ctx, struct shm_peer *p)
+{
+    struct shm_req *r = p->sq_head;
+    struct shm_rec rec;
+    size_t n;
+
+    memset(&rec, 0, sizeof(rec));
+    if (p->fins_owed) {
+        rec.type = SHM_REC_FIN;
+        rec.id = p->next_fin_id;
+        if (weft__shm_ring_push(&p->out, &rec, sizeof(rec), NULL, 0) != 0)
+            return 0;
+        p->fins_owed--;
+        p->next_fin_id++;
+        return 1;
+    }
+    rec.tag = r->tag;
+    rec.total = r->len;
+    if (r->rts) {
+        rec.type = SHM_REC_RTS;
+        rec.addr = (uint64_t)(uintptr_t)r->buf;
+        rec.id = p->next_rts_id;
+        if (weft__shm_ring_push(&p->out, &rec, sizeof(rec), NULL, 0) != 0)
+            return 0;
+        r->id = p->next_rts_id++;
+        r->started = 1;
+        list_remove(&p->sq_head, &p->sq_tail, r);
+        list_append(&p->rts_head, &p->rts_tail, r);
+        return 1;
+    }
+    n = shm_min(ctx->frag, r->len - r->pushed);
+    rec.type = r->started ? SHM_REC_DATA : n == r->len ? SHM_REC_EAGER : SHM_REC_START;
+    rec.len = (uint32_t)n;
+    if (weft__shm_ring_push(&p->out, &rec, sizeof(rec), r->buf + r->pushed, n) != 0)
+        return 0;
+    r->started = 1;
+    r->pushed += n;
+    if (r->pushed == r->len) {
+        list_remove(&p->sq_head, &p->sq_tail, r);
+        weft__shm_req_complete(r, WEFT_SUCCESS);
+    }
+    return 1;
+}
+
+void weft__shm_pump(struct shm_ctx *ctx, int peer)
+{
+    struct shm_peer *p = &ctx->peers[peer];
+    int pushed = 0;
+
+    if (!p->slot || p->lost || p->departed)
+        return;
+    for (;;) {
+        while ((p->fins_owed || p->sq_head) && push_one(ctx, p))
+            pushed = 1;
+        if (!p->fins_owed && !p->sq_head)
+            break;
+        /* Full: ask the consumer for a wake-up, then look once more, in
+         * case it made room before it could see the request. */
+        __atomic_store_n(&p->slot->ctl.producer_blocked, 1, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (weft__shm_ring_space(&p->out) < next_need(ctx, p))
+            break;
+    }
+    if (pushed)
+        weft__shm_wake(ctx, peer);
+}
+
+void weft__shm_fin_arrived(struct shm_ctx *ctx, int peer, uint64_t id)
+{
+    struct shm_peer *p = &ctx->peers[peer];
+    struct shm_req *r = p->rts_head;
+
+    if (!r || r->id != id) {
+        SHM_WARN(ctx, "rank %d finished reading message %llu, which is not the oldest one "
+                 "it was asked to read; ignored", peer, (unsigned long long)id);
+        return;
+    }
+    list_remove(&p->rts_head, &p->rts_tail, r);
+    weft__shm_req_complete(r, WEFT_SUCCESS);
+}
+
+void weft__shm_sends_fail(struct shm_ctx *ctx, int peer, weft_result_t status)
+{
+    struct shm_peer *p = &ctx->peers[peer];
+
+    while (p->sq_head) {
+        struct shm_req *r = p->sq_head;
+
+        list_remove(&p->sq_head, &p->sq_tail, r);
+        weft__shm_req_complete(r, status);
+    }
+    while (p->rts_head) {
+        struct shm_req *r = p->rts_head;
+
+        list_remove(&p->rts_head, &p->rts_tail, r);
+        weft__shm_req_complete(r, status);
+    }
+    p->fins_owed = 0;
+}
+
+/* A send none of which is in the ring leaves the queue. One that started
+ * goes on (the receiver has its first bytes), and an RTS waits for its
+ * FIN (the receiver may be reading the buffer): both then report the
+ * cancel. */
+void weft__shm_send_cancel(struct shm_ctx *ctx, struct shm_req *r)
+{
+    struct shm_peer *p = &ctx->peers[r->peer];
+
+    r->cancelled = 1;
+    if (r->queued && !r->started) {
+        list_remove(&p->sq_head, &p->sq_tail, r);
+        weft__shm_req_complete(r, WEFT_ERR_ABORTED);
+    }
+}
+
+weft_result_t weft__shm_isend(void *vctx, int peer, const void *buf, size_t len,
+                              uint64_t tag, void *mh, void **out)
+{
+    struct shm_ctx *ctx = vctx;
+    struct shm_peer *p;
+    struct shm_req *r;
+
+    if (!out || (!buf && len)) {
+        ctx->core->set_error(SHM_NAME ": isend to rank %d: %s is NULL", peer,
+                             out ? "buf" : "req");
+        return WEFT_ERR_INVALID_ARG;
+    }
+    if (peer < 0 || peer >= ctx->size || !ctx->peers[peer].known) {
+        ctx->core->set_error(SHM_NAME ": isend to rank %d, which is not connected", peer);
+        return WEFT_ERR_INVALID_ARG;
+    }
+    r = weft__shm_req_new(ctx, SHM_SEND, peer, (void *)buf, len, tag, 0);
+    if (!r)
+        return WEFT_ERR_NO_MEMORY;
+    *out = r;
+    p = &ctx->peers[peer];
+    if (p->lost || p->departed) {
+        weft__shm_req_complete(r, WEFT_ERR_PEER_LOST);
+        return WEFT_SUCCESS;
+    }
+    r->rts = len >= ctx->cma_threshold && len > ctx->frag && p->cma_send;
+    list_append(&p->sq_head, &p->sq_tail, r);
+    /* Short messages usually leave now, not at the next progress. */
+    weft__shm_pump(ctx, peer);
+    return WEFT_SUCCESS;
+}
+
+/* Tells every local peer that this rank leaves on purpose, so that its
+ * receives from any source are not failed as they are for a crash. A
+ * peer whose ring stays full for a while sees a crash instead. */
+void weft__shm_say_goodbye(struct shm_ctx *ctx)
+{
+    struct shm_rec rec;
+
+    memset(&rec, 0, sizeof(rec));
+    rec.type = SHM_REC_BYE;
+    for (int i = 0; i < ctx->nlocals; i++) {
+        int peer = ctx->locals[i];
+        struct shm_peer *p = &ctx->peers[peer];
+
+        if (peer == ctx->rank || !p->slot || p->lost || p->departed)
+            continue;
+        for (int tries = 0; tries < 100; tries++) {
+            if (weft__shm_ring_push(&p->out, &rec, sizeof(rec), NULL, 0) == 0) {
+                weft__shm_wake(ctx, peer);
+                break;
+            }
+            usleep(1000);
+        }
+    }
+}
