@@ -385,7 +385,8 @@ static const char *job_token(const struct job *job, char hex[WEFTRUN_TOKEN_HEX +
 
 /* Starts the ranks one after the other; a rank that cannot start, or a
  * signal meanwhile, stops the job. */
-static void start_ranks(struct job *job, struct weftrun_env *env, const sigset_t *child_mask,
+static void start_ranks(struct job *job, struct weftrun_env *env,
+                        const struct weftrun_bind_plan *bind, const sigset_t *child_mask,
                         const struct sigaction *sigpipe)
 {
     const struct weftrun_opts *o = &job->opts;
@@ -405,9 +406,16 @@ static void start_ranks(struct job *job, struct weftrun_env *env, const sigset_t
             .tag_output = o->tag_output,
             .child_mask = child_mask,
             .sigpipe = sigpipe,
+            .cpus = weftrun_bind_set(bind, i),
+            .cpus_size = bind->setsize,
+            .bind_required = bind->required,
         };
         int out_fd, err_fd, status;
-        enum weftrun_spawn_result res = weftrun_spawn(&req, &p->pid, &out_fd, &err_fd, &status);
+        enum weftrun_spawn_result res;
+
+        if (o->report_bindings)
+            weftrun_bind_report(bind, rank, i);
+        res = weftrun_spawn(&req, &p->pid, &out_fd, &err_fd, &status);
 
         if (res == WEFTRUN_SPAWN_NO_PROCESS) {
             decide(job, status);
@@ -447,6 +455,7 @@ int main(int argc, char **argv)
     int port;
     weft__store_server_t *srv;
     struct weftrun_env env;
+    struct weftrun_bind_plan bind;
     int status = 1;
 
     switch (weftrun_parse_args(argc, argv, &job.opts)) {
@@ -518,7 +527,10 @@ int main(int argc, char **argv)
         job.timeout_pending = 1;
         job.timeout_at = now_ms() + seconds_to_ms(job.opts.timeout_s);
     }
-    start_ranks(&job, &env, &old_mask, &old_sigpipe);
+    if (weftrun_bind_plan(&bind, job.opts.bind_to, job.opts.nproc) != 0)
+        goto out_free;
+    start_ranks(&job, &env, &bind, &old_mask, &old_sigpipe);
+    weftrun_bind_fini(&bind);
     weftrun_env_fini(&env);
     supervise(&job);
     if (job.opts.tag_output) {

@@ -4,6 +4,7 @@
  * weftrun.c supervises the job (signals, exits, timeouts); the other files
  * each do one thing for it: weftrun_args.c reads the command line,
  * weftrun_env.c makes the token and the ranks' environment,
+ * weftrun_bind.c decides which CPUs each rank may run on,
  * weftrun_spawn.c starts one rank, weftrun_tag.c prefixes output lines.
  * Everything here runs on weftrun's main thread; the store server (when this
  * weftrun hosts it) runs in a thread of its own that these files never touch.
@@ -11,6 +12,7 @@
 #ifndef WEFT_TOOLS_WEFTRUN_H
 #define WEFT_TOOLS_WEFTRUN_H
 
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -25,6 +27,15 @@
 
 /* ------------------------------------------------------------ command line */
 
+/* --bind-to. */
+enum weftrun_bind_policy {
+    WEFTRUN_BIND_DEFAULT, /* not given: core up to 2 ranks, numa above */
+    WEFTRUN_BIND_NONE,
+    WEFTRUN_BIND_CORE,
+    WEFTRUN_BIND_NUMA,
+    WEFTRUN_BIND_SOCKET
+};
+
 struct weftrun_opts {
     int nproc;               /* ranks on this node */
     int nnodes;
@@ -35,6 +46,8 @@ struct weftrun_opts {
     double timeout_s;        /* 0: none */
     double kill_grace_s;
     const char *job_name;    /* NULL: not given */
+    enum weftrun_bind_policy bind_to;
+    int report_bindings;
     char **argv;             /* the program and its arguments, NULL-terminated */
 };
 
@@ -77,6 +90,45 @@ int weftrun_env_init(struct weftrun_env *env, const struct weftrun_env_job *job)
 char **weftrun_env_rank(struct weftrun_env *env, int rank, int local_rank);
 void weftrun_env_fini(struct weftrun_env *env);
 
+/* ------------------------------------------------------------ binding */
+
+/* The CPUs of one place (a core, NUMA node or package) as sched_setaffinity
+ * takes them. */
+struct weftrun_bind_place {
+    cpu_set_t *set;
+    const char *what; /* "core", "NUMA node", "package" */
+    int number;       /* its logical index (NUMA nodes: the kernel's number) */
+    const char *list; /* its CPUs, "0-3,8" */
+};
+
+/* Where each local rank goes: decided once, before the first fork, so
+ * that the child only calls sched_setaffinity. */
+struct weftrun_bind_plan {
+    int nproc;
+    int required;      /* explicitly asked for: a rank that cannot bind fails */
+    size_t setsize;    /* bytes of every place's set */
+    int nplaces;
+    struct weftrun_bind_place *places;
+    int *rank_place;   /* per local rank: index into places, -1 unbound */
+    char *inherited;   /* weftrun's own CPUs as a list, what unbound ranks get */
+    void *topo_places; /* weft__topo_places_t the names and lists point into */
+};
+
+/* Decides the binding of nproc local ranks under policy, from the topology
+ * of this host (or of WEFT_TOPO_FILE) cut down to the CPUs weftrun may
+ * use. What cannot be done (no topology, more ranks than cores) is said
+ * on stderr and done as well as it can: ranks run unbound or share cores;
+ * the default policy falls back to none without a word. Returns 0, or -1
+ * when out of memory (the message went to stderr). */
+int weftrun_bind_plan(struct weftrun_bind_plan *plan, enum weftrun_bind_policy policy,
+                      int nproc);
+/* The set for local rank i, NULL to leave its CPUs alone. */
+const cpu_set_t *weftrun_bind_set(const struct weftrun_bind_plan *plan, int local_rank);
+/* "weftrun: rank R bound to core 3: cpus 3" (or "not bound: cpus 0-7") to
+ * stderr, for --report-bindings. */
+void weftrun_bind_report(const struct weftrun_bind_plan *plan, int rank, int local_rank);
+void weftrun_bind_fini(struct weftrun_bind_plan *plan);
+
 /* ------------------------------------------------------------ starting a rank */
 
 struct weftrun_spawn_req {
@@ -87,6 +139,9 @@ struct weftrun_spawn_req {
     int tag_output;                  /* stdout and stderr into pipes */
     const sigset_t *child_mask;      /* signal mask weftrun started with */
     const struct sigaction *sigpipe; /* SIGPIPE action weftrun started with */
+    const cpu_set_t *cpus;           /* NULL: keep weftrun's CPUs */
+    size_t cpus_size;                /* bytes of *cpus */
+    int bind_required;               /* not binding fails the rank */
 };
 
 enum weftrun_spawn_result {

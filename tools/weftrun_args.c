@@ -20,7 +20,9 @@ enum {
     OPT_TAG_OUTPUT,
     OPT_TIMEOUT,
     OPT_KILL_GRACE,
-    OPT_JOB_NAME
+    OPT_JOB_NAME,
+    OPT_BIND_TO,
+    OPT_REPORT_BINDINGS
 };
 
 /* torchrun spells its options with underscores; both spellings work so
@@ -39,6 +41,8 @@ static const struct option long_options[] = {
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
     { "kill-grace", required_argument, NULL, OPT_KILL_GRACE },
     { "job-name", required_argument, NULL, OPT_JOB_NAME },
+    { "bind-to", required_argument, NULL, OPT_BIND_TO },
+    { "report-bindings", no_argument, NULL, OPT_REPORT_BINDINGS },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
@@ -72,6 +76,10 @@ static void help(FILE *f)
           "      --kill-grace SECONDS\n"
           "                          wait between SIGTERM and SIGKILL (default 3)\n"
           "      --job-name NAME     passed to the ranks as WEFT_JOB_NAME\n"
+          "      --bind-to none|core|numa|socket\n"
+          "                          bind each rank to a core, NUMA node or socket (default:\n"
+          "                          core up to 2 ranks, numa above, none past 1 per core)\n"
+          "      --report-bindings   print each rank's CPUs to stderr\n"
           "  -h, --help              print this help and exit\n"
           "  -V, --version           print the version and exit\n"
           "\n"
@@ -130,6 +138,28 @@ static int job_name_ok(const char *name)
     if (n == 0 || n > 39)
         return 0;
     return strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
+/* mpirun's names; "package" is hwloc's for a socket. */
+static int parse_bind(const char *s, enum weftrun_bind_policy *out)
+{
+    static const struct {
+        const char *name;
+        enum weftrun_bind_policy policy;
+    } names[] = {
+        { "none", WEFTRUN_BIND_NONE },     { "core", WEFTRUN_BIND_CORE },
+        { "numa", WEFTRUN_BIND_NUMA },     { "socket", WEFTRUN_BIND_SOCKET },
+        { "package", WEFTRUN_BIND_SOCKET },
+    };
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcmp(s, names[i].name) == 0) {
+            *out = names[i].policy;
+            return 0;
+        }
+    }
+    fprintf(stderr, "weftrun: --bind-to '%s' is not one of none, core, numa, socket\n", s);
+    return -1;
 }
 
 static enum weftrun_args_result check(struct weftrun_opts *o)
@@ -212,6 +242,13 @@ enum weftrun_args_result weftrun_parse_args(int argc, char **argv, struct weftru
             break;
         case OPT_JOB_NAME:
             o->job_name = optarg;
+            break;
+        case OPT_BIND_TO:
+            if (parse_bind(optarg, &o->bind_to) != 0)
+                goto err_usage;
+            break;
+        case OPT_REPORT_BINDINGS:
+            o->report_bindings = 1;
             break;
         case 'h':
             help(stdout);

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -24,6 +25,7 @@ enum child_stage {
     STAGE_PDEATHSIG,
     STAGE_STDIN,
     STAGE_OUTPUT,
+    STAGE_BIND,
     STAGE_EXEC
 };
 
@@ -36,6 +38,7 @@ static const char *const stage_text[] = {
     [STAGE_PDEATHSIG] = "prctl(PR_SET_PDEATHSIG)",
     [STAGE_STDIN] = "opening /dev/null as standard input",
     [STAGE_OUTPUT] = "redirecting output into weftrun's pipes",
+    [STAGE_BIND] = "binding it to its CPUs (sched_setaffinity)",
     [STAGE_EXEC] = "exec",
 };
 
@@ -89,6 +92,11 @@ static void __attribute__((noreturn)) child(const struct weftrun_spawn_req *req,
         if (move_fd(out_w, 1) != 0 || move_fd(err_w, 2) != 0)
             child_fail(report_fd, STAGE_OUTPUT, errno);
     }
+
+    /* Before exec, so that the program's first thread and everything it
+     * allocates start where they will stay. */
+    if (req->cpus && sched_setaffinity(0, req->cpus_size, req->cpus) != 0 && req->bind_required)
+        child_fail(report_fd, STAGE_BIND, errno);
 
     sigaction(SIGPIPE, req->sigpipe, NULL);
     sigprocmask(SIG_SETMASK, req->child_mask, NULL);

@@ -171,6 +171,42 @@ enum {
 };
 unsigned weft__topo_shared(const weft__topo_summary_t *a, const weft__topo_summary_t *b);
 
+/* ---------------------------------------------------------- CPU binding */
+
+/* The levels of the machine a launcher binds processes to. */
+typedef enum weft__topo_bind_level {
+    WEFT__TOPO_BIND_CORE = 0, /* PUs when the topology shows no cores */
+    WEFT__TOPO_BIND_NUMA,
+    WEFT__TOPO_BIND_PACKAGE
+} weft__topo_bind_level_t;
+
+/* One object of a level, as the CPUs of it a process may be bound to. */
+typedef struct weft__topo_place {
+    int index;   /* logical index among the objects of its level (hwloc's) */
+    int os_index;/* NUMA nodes: the kernel's node number; others: as index */
+    int ncpus;
+    int *cpus;   /* OS numbers of its PUs, ascending */
+    char *list;  /* the same as a list, "0-3,8", as in Cpus_allowed_list */
+} weft__topo_place_t;
+
+typedef struct weft__topo_places {
+    weft__topo_bind_level_t level;
+    int nplaces;
+    weft__topo_place_t *place; /* in logical order: neighbours share caches */
+} weft__topo_places_t;
+
+/* The objects of a level that hold at least one of the allowed CPUs,
+ * each cut down to those CPUs; allowed NULL allows every CPU. Results:
+ * WEFT_SUCCESS (nplaces may be 0: none of the allowed CPUs is in the
+ * topology); WEFT_ERR_UNSUPPORTED for the flat view, which knows no
+ * cores or NUMA nodes; WEFT_ERR_INVALID_ARG; WEFT_ERR_NO_MEMORY. *out is
+ * written only on success; free with weft__topo_places_free. */
+weft_result_t weft__topo_places(const weft__topo_t *topo, weft__topo_bind_level_t level,
+                                const int *allowed, int nallowed, weft__topo_places_t **out);
+void weft__topo_places_free(weft__topo_places_t *places);
+/* "core", "NUMA node", "package". */
+const char *weft__topo_bind_level_name(weft__topo_bind_level_t level);
+
 /* ------------------------------------------------------------- printing */
 
 /* A human summary, several lines each starting with prefix: where the
