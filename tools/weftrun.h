@@ -29,7 +29,7 @@
 
 /* --bind-to. */
 enum weftrun_bind_policy {
-    WEFTRUN_BIND_DEFAULT, /* not given: core up to 2 ranks, numa above */
+    WEFTRUN_BIND_DEFAULT, /* not given: a share of the cores each */
     WEFTRUN_BIND_NONE,
     WEFTRUN_BIND_CORE,
     WEFTRUN_BIND_NUMA,
@@ -92,33 +92,32 @@ void weftrun_env_fini(struct weftrun_env *env);
 
 /* ------------------------------------------------------------ binding */
 
-/* The CPUs of one place (a core, NUMA node or package) as sched_setaffinity
- * takes them. */
+/* The CPUs one or more ranks are bound to, as sched_setaffinity takes
+ * them. */
 struct weftrun_bind_place {
     cpu_set_t *set;
-    const char *what; /* "core", "NUMA node", "package" */
-    int number;       /* its logical index (NUMA nodes: the kernel's number) */
-    const char *list; /* its CPUs, "0-3,8" */
+    char desc[48]; /* "core 3", "NUMA node 1", "package 0", "cores 0-3" */
+    char *list;    /* its CPUs, "0-3,8", as in Cpus_allowed_list */
 };
 
 /* Where each local rank goes: decided once, before the first fork, so
  * that the child only calls sched_setaffinity. */
 struct weftrun_bind_plan {
     int nproc;
-    int required;      /* explicitly asked for: a rank that cannot bind fails */
-    size_t setsize;    /* bytes of every place's set */
+    int required;    /* explicitly asked for: a rank that cannot bind fails */
+    size_t setsize;  /* bytes of every place's set */
     int nplaces;
     struct weftrun_bind_place *places;
-    int *rank_place;   /* per local rank: index into places, -1 unbound */
-    char *inherited;   /* weftrun's own CPUs as a list, what unbound ranks get */
-    void *topo_places; /* weft__topo_places_t the names and lists point into */
+    int *rank_place; /* per local rank: index into places, -1 unbound */
+    char *inherited; /* weftrun's own CPUs as a list, what unbound ranks get */
 };
 
 /* Decides the binding of nproc local ranks under policy, from the topology
  * of this host (or of WEFT_TOPO_FILE) cut down to the CPUs weftrun may
  * use. What cannot be done (no topology, more ranks than cores) is said
  * on stderr and done as well as it can: ranks run unbound or share cores;
- * the default policy falls back to none without a word. Returns 0, or -1
+ * the default policy (a share of the cores each) falls back to none
+ * without a word. Returns 0, or -1
  * when out of memory (the message went to stderr). */
 int weftrun_bind_plan(struct weftrun_bind_plan *plan, enum weftrun_bind_policy policy,
                       int nproc);

@@ -78,7 +78,7 @@ static void help(FILE *f)
           "      --job-name NAME     passed to the ranks as WEFT_JOB_NAME\n"
           "      --bind-to none|core|numa|socket\n"
           "                          bind each rank to a core, NUMA node or socket (default:\n"
-          "                          core up to 2 ranks, numa above, none past 1 per core)\n"
+          "                          a share of the cores each; none past one rank per core)\n"
           "      --report-bindings   print each rank's CPUs to stderr\n"
           "  -h, --help              print this help and exit\n"
           "  -V, --version           print the version and exit\n"

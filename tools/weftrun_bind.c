@@ -6,7 +6,10 @@
  * allocation or taskset binds within it. Cores go to ranks round robin in
  * hwloc's logical order, as mpirun maps by core: neighbouring ranks share
  * a package and its caches. NUMA nodes and packages go in blocks, so
- * that neighbouring ranks (a ring's peers) share the node's memory.
+ * that neighbouring ranks (a ring's peers) share the node's memory. The
+ * default gives each rank a share of the cores of its own (Intel MPI's
+ * automatic domains): no two ranks share a core, as with core, yet a
+ * rank's threads (OpenMP, data loaders) keep room to run.
  */
 #include "config.h"
 
@@ -19,10 +22,6 @@
 #include "core/error.h"
 #include "topo/topo.h"
 #include "tools/weftrun.h"
-
-/* Ranks up to which the default binds to cores, as mpirun does: more
- * ranks than that are more often memory-bound than latency-bound. */
-#define DEFAULT_CORE_RANKS 2
 
 /* Beyond CPU_SETSIZE (1024) CPUs the mask must grow; the kernel says
  * EINVAL while it is smaller than its own. */
@@ -132,8 +131,9 @@ static int load_places(weft__topo_t *topo, weft__topo_bind_level_t level, const 
     return 0;
 }
 
-/* The places' CPUs are among weftrun's own, all below MAX_CPUS. */
-static int make_sets(struct weftrun_bind_plan *plan, const weft__topo_places_t *tp)
+/* Bytes of a set holding every CPU of the places; their CPUs are among
+ * weftrun's own, all below MAX_CPUS. */
+static size_t set_cpus(const weft__topo_places_t *tp)
 {
     size_t ncpus = 1;
 
@@ -141,37 +141,84 @@ static int make_sets(struct weftrun_bind_plan *plan, const weft__topo_places_t *
         for (int c = 0; c < tp->place[i].ncpus; c++)
             if ((size_t)tp->place[i].cpus[c] >= ncpus)
                 ncpus = (size_t)tp->place[i].cpus[c] + 1;
-    if (ncpus > MAX_CPUS || tp->nplaces <= 0)
-        return -1;
-    plan->setsize = CPU_ALLOC_SIZE(ncpus);
-    plan->places = calloc((size_t)tp->nplaces, sizeof(*plan->places));
-    if (!plan->places)
-        return -1;
-    plan->nplaces = tp->nplaces;
-    for (int i = 0; i < tp->nplaces; i++) {
-        struct weftrun_bind_place *p = &plan->places[i];
-
-        p->set = CPU_ALLOC(ncpus);
-        if (!p->set)
-            return -1;
-        CPU_ZERO_S(plan->setsize, p->set);
-        for (int c = 0; c < tp->place[i].ncpus; c++)
-            CPU_SET_S(tp->place[i].cpus[c], plan->setsize, p->set);
-        p->what = weft__topo_bind_level_name(tp->level);
-        p->number = tp->place[i].os_index;
-        p->list = tp->place[i].list;
-    }
-    return 0;
+    return ncpus;
 }
 
-/* Ranks to places: round robin over cores, blocks over NUMA nodes and
- * packages (rank i of n to place i * nplaces / n). */
-static void assign(struct weftrun_bind_plan *plan, weft__topo_bind_level_t level)
+/* Place k of the plan: the topology's places first to last together (a
+ * share of cores, or one of them). Returns -1 when out of memory. */
+static int make_place(struct weftrun_bind_plan *plan, int k, const weft__topo_places_t *tp,
+                      int first, int last, size_t ncpus)
 {
-    for (int i = 0; i < plan->nproc; i++)
-        plan->rank_place[i] = level == WEFT__TOPO_BIND_CORE
-                                  ? i % plan->nplaces
-                                  : (int)((long long)i * plan->nplaces / plan->nproc);
+    struct weftrun_bind_place *p = &plan->places[k];
+    const char *what = weft__topo_bind_level_name(tp->level);
+    int *cpus, n = 0;
+
+    p->set = CPU_ALLOC(ncpus);
+    cpus = calloc(ncpus, sizeof(*cpus));
+    if (!p->set || !cpus)
+        goto err_free;
+    CPU_ZERO_S(plan->setsize, p->set);
+    for (int i = first; i <= last; i++)
+        for (int c = 0; c < tp->place[i].ncpus; c++)
+            CPU_SET_S(tp->place[i].cpus[c], plan->setsize, p->set);
+    /* In CPU order: a core's hyperthreads may be numbered far apart. */
+    for (size_t c = 0; c < ncpus; c++)
+        if (CPU_ISSET_S(c, plan->setsize, p->set))
+            cpus[n++] = (int)c;
+    p->list = cpu_list(cpus, n);
+    free(cpus);
+    if (!p->list)
+        return -1;
+    if (first == last)
+        snprintf(p->desc, sizeof(p->desc), "%s %d", what, tp->place[first].os_index);
+    else
+        snprintf(p->desc, sizeof(p->desc), "%ss %d-%d", what, tp->place[first].os_index,
+                 tp->place[last].os_index);
+    return 0;
+
+err_free:
+    free(cpus);
+    return -1;
+}
+
+/* The plan's places and which rank goes where. By policy:
+ *   core: a core each, round robin;
+ *   numa, socket: rank i of n to place i * nplaces / n, in blocks;
+ *   default: with no more ranks than cores, rank i gets cores
+ *     i * ncores / n up to (i + 1) * ncores / n - 1, its own share. */
+static int assign(struct weftrun_bind_plan *plan, const weft__topo_places_t *tp,
+                  enum weftrun_bind_policy policy)
+{
+    size_t ncpus = set_cpus(tp);
+    int shares = policy == WEFTRUN_BIND_DEFAULT;
+    int nplaces = shares ? plan->nproc : tp->nplaces;
+
+    if (ncpus > MAX_CPUS || nplaces <= 0)
+        return -1;
+    plan->setsize = CPU_ALLOC_SIZE(ncpus);
+    plan->places = calloc((size_t)nplaces, sizeof(*plan->places));
+    if (!plan->places)
+        return -1;
+    plan->nplaces = nplaces;
+    for (int k = 0; k < nplaces; k++) {
+        int first = k, last = k;
+
+        if (shares) {
+            first = (int)((long long)k * tp->nplaces / plan->nproc);
+            last = (int)((long long)(k + 1) * tp->nplaces / plan->nproc) - 1;
+        }
+        if (make_place(plan, k, tp, first, last, ncpus) != 0)
+            return -1;
+    }
+    for (int i = 0; i < plan->nproc; i++) {
+        if (shares)
+            plan->rank_place[i] = i;
+        else if (policy == WEFTRUN_BIND_CORE)
+            plan->rank_place[i] = i % nplaces;
+        else
+            plan->rank_place[i] = (int)((long long)i * nplaces / plan->nproc);
+    }
+    return 0;
 }
 
 int weftrun_bind_plan(struct weftrun_bind_plan *plan, enum weftrun_bind_policy policy,
@@ -179,7 +226,6 @@ int weftrun_bind_plan(struct weftrun_bind_plan *plan, enum weftrun_bind_policy p
 {
     int quiet = policy == WEFTRUN_BIND_DEFAULT;
     weft__topo_places_t *tp = NULL;
-    weft__topo_bind_level_t level;
     weft__topo_t *topo = NULL;
     int *cpus = NULL, ncpus;
 
@@ -207,39 +253,25 @@ int weftrun_bind_plan(struct weftrun_bind_plan *plan, enum weftrun_bind_policy p
         plan->required = 0;
         goto out;
     }
-    if (quiet) {
-        /* mpirun's default: cores for a few ranks, and no binding at all
-         * once there are more ranks than cores, where a pinned rank could
-         * only wait for another on its core. */
-        if (load_places(topo, WEFT__TOPO_BIND_CORE, cpus, ncpus, 1, &tp) != 0)
-            goto err;
-        if (!tp || nproc > tp->nplaces)
-            goto out;
-        if (nproc > DEFAULT_CORE_RANKS) {
-            weft__topo_places_free(tp);
-            tp = NULL;
-            policy = WEFTRUN_BIND_NUMA;
-        }
-    }
-    level = policy_level(policy);
-    if (!tp && load_places(topo, level, cpus, ncpus, quiet, &tp) != 0)
+    if (load_places(topo, policy_level(policy), cpus, ncpus, quiet, &tp) != 0)
         goto err;
     if (!tp) {
         plan->required = 0;
         goto out;
     }
-    if (level == WEFT__TOPO_BIND_CORE && nproc > tp->nplaces)
+    /* More ranks than cores: a rank pinned to a share could only wait for
+     * another on its core, so the default leaves the scheduler free. */
+    if (quiet && nproc > tp->nplaces)
+        goto out;
+    if (policy == WEFTRUN_BIND_CORE && nproc > tp->nplaces)
         fprintf(stderr, "weftrun: %d ranks on %d core%s: --bind-to core puts several ranks "
                         "on one core, round robin\n",
                 nproc, tp->nplaces, tp->nplaces == 1 ? "" : "s");
-    plan->topo_places = tp;
-    if (make_sets(plan, tp) != 0)
+    if (assign(plan, tp, policy) != 0)
         goto err_oom;
-    assign(plan, level);
 
 out:
-    if (tp && plan->topo_places != tp)
-        weft__topo_places_free(tp);
+    weft__topo_places_free(tp);
     weft__topo_free(topo);
     free(cpus);
     return 0;
@@ -247,8 +279,7 @@ out:
 err_oom:
     fprintf(stderr, "weftrun: out of memory for the binding of %d ranks\n", nproc);
 err:
-    if (tp && plan->topo_places != tp)
-        weft__topo_places_free(tp);
+    weft__topo_places_free(tp);
     weft__topo_free(topo);
     free(cpus);
     weftrun_bind_fini(plan);
@@ -269,18 +300,19 @@ void weftrun_bind_report(const struct weftrun_bind_plan *plan, int rank, int loc
     if (p < 0)
         fprintf(stderr, "weftrun: rank %d not bound: cpus %s\n", rank, plan->inherited);
     else
-        fprintf(stderr, "weftrun: rank %d bound to %s %d: cpus %s\n", rank,
-                plan->places[p].what, plan->places[p].number, plan->places[p].list);
+        fprintf(stderr, "weftrun: rank %d bound to %s: cpus %s\n", rank, plan->places[p].desc,
+                plan->places[p].list);
 }
 
 void weftrun_bind_fini(struct weftrun_bind_plan *plan)
 {
-    for (int i = 0; plan->places && i < plan->nplaces; i++)
+    for (int i = 0; plan->places && i < plan->nplaces; i++) {
         if (plan->places[i].set)
             CPU_FREE(plan->places[i].set);
+        free(plan->places[i].list);
+    }
     free(plan->places);
     free(plan->rank_place);
     free(plan->inherited);
-    weft__topo_places_free(plan->topo_places);
     memset(plan, 0, sizeof(*plan));
 }
