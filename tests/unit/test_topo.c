@@ -1,7 +1,8 @@
 /*
  * test_topo.c: what weft concludes from the hwloc XML fixtures of
  * tests/topo/: devices, NUMA nodes, PCI distance classes, each GPU's
- * nearest NIC, which transports are eligible, and the per-rank summary.
+ * nearest NIC, which transports are eligible, the per-rank summary, and
+ * the places a launcher binds ranks to.
  */
 #include "config.h"
 
@@ -361,6 +362,125 @@ static void test_print(void **state)
     weft__topo_free(topo);
 }
 
+static weft__topo_places_t *places(const weft__topo_t *topo, weft__topo_bind_level_t level,
+                                   const int *allowed, int nallowed)
+{
+    weft__topo_places_t *p = NULL;
+
+    assert_int_equal(weft__topo_places(topo, level, allowed, nallowed, &p), WEFT_SUCCESS);
+    assert_non_null(p);
+    assert_int_equal(p->level, level);
+    return p;
+}
+
+static void test_places_cpu2s(void **state)
+{
+    weft__topo_t *topo = load(FIXTURE("cpu2s.xml"));
+    static const int middle[] = { 10, 11, 12, 13 }, second[] = { 23, 12, 18 },
+                     elsewhere[] = { 100, 101 };
+    weft__topo_places_t *p;
+
+    p = places(topo, WEFT__TOPO_BIND_CORE, NULL, 0);
+    assert_int_equal(p->nplaces, 24);
+    assert_int_equal(p->place[13].index, 13);
+    assert_int_equal(p->place[13].ncpus, 1);
+    assert_int_equal(p->place[13].cpus[0], 13);
+    assert_string_equal(p->place[13].list, "13");
+    weft__topo_places_free(p);
+
+    p = places(topo, WEFT__TOPO_BIND_NUMA, NULL, 0);
+    assert_int_equal(p->nplaces, 2);
+    assert_int_equal(p->place[1].os_index, 1);
+    assert_int_equal(p->place[1].ncpus, 12);
+    assert_int_equal(p->place[1].cpus[0], 12);
+    assert_int_equal(p->place[1].cpus[11], 23);
+    assert_string_equal(p->place[1].list, "12-23");
+    weft__topo_places_free(p);
+
+    p = places(topo, WEFT__TOPO_BIND_PACKAGE, NULL, 0);
+    assert_int_equal(p->nplaces, 2);
+    assert_string_equal(p->place[0].list, "0-11");
+    weft__topo_places_free(p);
+
+    /* Cut down to the allowed CPUs: a NUMA node keeps only those, one
+     * without any is left out, and the places keep their own numbers. */
+    p = places(topo, WEFT__TOPO_BIND_NUMA, middle, 4);
+    assert_int_equal(p->nplaces, 2);
+    assert_string_equal(p->place[0].list, "10-11");
+    assert_string_equal(p->place[1].list, "12-13");
+    weft__topo_places_free(p);
+    p = places(topo, WEFT__TOPO_BIND_CORE, middle, 4);
+    assert_int_equal(p->nplaces, 4);
+    assert_int_equal(p->place[0].index, 10);
+    assert_int_equal(p->place[3].index, 13);
+    weft__topo_places_free(p);
+    p = places(topo, WEFT__TOPO_BIND_PACKAGE, second, 3);
+    assert_int_equal(p->nplaces, 1);
+    assert_int_equal(p->place[0].index, 1);
+    assert_string_equal(p->place[0].list, "12,18,23");
+    weft__topo_places_free(p);
+    /* None of the allowed CPUs in the topology: no place, no error. */
+    p = places(topo, WEFT__TOPO_BIND_CORE, elsewhere, 2);
+    assert_int_equal(p->nplaces, 0);
+    weft__topo_places_free(p);
+    weft__topo_free(topo);
+}
+
+static void test_places_smt(void **state)
+{
+    weft__topo_t *topo = load(FIXTURE("smt2s.xml"));
+    static const int first_threads[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    weft__topo_places_t *p;
+
+    assert_int_equal(topo->ncores, 8);
+    assert_int_equal(topo->npus, 16);
+    /* A core is both its hyperthreads, however far apart their numbers. */
+    p = places(topo, WEFT__TOPO_BIND_CORE, NULL, 0);
+    assert_int_equal(p->nplaces, 8);
+    assert_int_equal(p->place[1].ncpus, 2);
+    assert_int_equal(p->place[1].cpus[0], 1);
+    assert_int_equal(p->place[1].cpus[1], 9);
+    assert_string_equal(p->place[1].list, "1,9");
+    weft__topo_places_free(p);
+    p = places(topo, WEFT__TOPO_BIND_PACKAGE, NULL, 0);
+    assert_int_equal(p->nplaces, 2);
+    assert_string_equal(p->place[1].list, "4-7,12-15");
+    weft__topo_places_free(p);
+    /* Restricted to one thread of each core (a cpuset without SMT
+     * siblings), each core is that thread. */
+    p = places(topo, WEFT__TOPO_BIND_CORE, first_threads, 8);
+    assert_int_equal(p->nplaces, 8);
+    assert_string_equal(p->place[5].list, "5");
+    weft__topo_places_free(p);
+    weft__topo_free(topo);
+}
+
+static void test_places_bad(void **state)
+{
+    weft__topo_t *topo = load(FIXTURE("workstation.xml"));
+    weft__topo_t flat = { .known = 0, .source = "flat (test)" };
+    weft__topo_places_t *p = NULL;
+
+    assert_int_equal(weft__topo_places(NULL, WEFT__TOPO_BIND_CORE, NULL, 0, &p),
+                     WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft_last_error(), "topo"));
+    assert_int_equal(weft__topo_places(topo, WEFT__TOPO_BIND_CORE, NULL, 0, NULL),
+                     WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft_last_error(), "out"));
+    assert_int_equal(weft__topo_places(topo, (weft__topo_bind_level_t)7, NULL, 0, &p),
+                     WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft_last_error(), "level"));
+    assert_int_equal(weft__topo_places(topo, WEFT__TOPO_BIND_CORE, NULL, 3, &p),
+                     WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft_last_error(), "allowed"));
+    assert_int_equal(weft__topo_places(&flat, WEFT__TOPO_BIND_NUMA, NULL, 0, &p),
+                     WEFT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(weft_last_error(), "flat (test)"));
+    assert_null(p);
+    assert_string_equal(weft__topo_bind_level_name(WEFT__TOPO_BIND_NUMA), "NUMA node");
+    weft__topo_free(topo);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -375,6 +495,9 @@ int main(void)
         cmocka_unit_test(test_summary),
         cmocka_unit_test(test_eligible),
         cmocka_unit_test(test_print),
+        cmocka_unit_test(test_places_cpu2s),
+        cmocka_unit_test(test_places_smt),
+        cmocka_unit_test(test_places_bad),
     };
 
     /* The loader's skips are expected here; keep the output to results. */
