@@ -7,10 +7,16 @@
 #   bench/compare.sh [-r REPS] [-n "2 4"] [-s "8 131072 2097152 33554432"]
 #                    [-o "allreduce broadcast allgather reduce_scatter alltoall"]
 # Each figure is the median of REPS runs (default 5) of the mean time of
-# one operation (the slowest rank's), after warm-up. Installs Open MPI's
-# and MPICH's development packages and python3-torch (Gloo, through
-# torch.distributed) with apt-get when they are missing and this runs as
-# root. Also prints this machine's single-core memcpy
+# one operation (the slowest rank's), after warm-up.
+# Binding: every launcher binds each rank to a core (weftrun and Open MPI
+# --bind-to core, MPICH's hydra -bind-to core; with more ranks than cores
+# all three wrap round robin), so that no library gains or loses by where
+# the scheduler puts unbound ranks. Core rather than none: mpirun binds by
+# default, and two unbound ranks that land on one core cost 3 to 250 us a
+# message.
+# Installs Open MPI's and MPICH's development packages and python3-torch
+# (Gloo, through torch.distributed) with apt-get when they are missing and
+# this runs as root. Also prints this machine's single-core memcpy
 # bandwidth and the 2-rank allreduce bus bandwidth at the largest size
 # next to it. A benchmark: figures, no verdict.
 set -u
@@ -24,7 +30,7 @@ while getopts r:n:s:o: opt; do
     n) ranks=$OPTARG ;;
     s) sizes=$OPTARG ;;
     o) ops=$OPTARG ;;
-    *) sed -n '2,15p' "$0"; exit 2 ;;
+    *) sed -n '2,21p' "$0"; exit 2 ;;
     esac
 done
 top=$(pwd)
@@ -34,7 +40,12 @@ plugins=$top/plugins/sockets/.libs
 [ -e "$top/plugins/shm/.libs/weft-shm.so" ] && plugins=$plugins:$top/plugins/shm/.libs
 export WEFT_PLUGIN_PATH=$plugins
 
-if ! command -v mpicc.openmpi >/dev/null 2>&1 || ! command -v mpicc.mpich >/dev/null 2>&1; then
+# mpicc without the development package (mpich alone, no libmpich-dev)
+# has no mpi.h.
+has_mpi() { # compiler
+    command -v "$1" >/dev/null 2>&1 && echo '#include <mpi.h>' | "$1" -E -x c - >/dev/null 2>&1
+}
+if ! has_mpi mpicc.openmpi || ! has_mpi mpicc.mpich; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "installing Open MPI and MPICH (apt-get)..." >&2
         DEBIAN_FRONTEND=noninteractive apt-get install -y -q libopenmpi-dev openmpi-bin \
@@ -82,18 +93,22 @@ measure() {
     it=$(iters_for "$4")
     case $1 in
     weft)
-        "$top/tools/weftrun" -n "$2" "$top/tools/weft-bench" -o "$3" -b "$4" -e "$4" -w 5 \
-            -n "$it" -c 0 2>/dev/null | awk '!/^#/ && NF > 5 { print $6; exit }' ;;
+        "$top/tools/weftrun" -n "$2" --bind-to core "$top/tools/weft-bench" -o "$3" -b "$4" \
+            -e "$4" -w 5 -n "$it" -c 0 2>/dev/null | awk '!/^#/ && NF > 5 { print $6; exit }' ;;
     ompi)
-        mpirun.openmpi --allow-run-as-root --oversubscribe -n "$2" "$tmp/ompi" "$3" "$4" "$it" \
+        # overload-allowed: with more ranks than cores Open MPI refuses to
+        # bind to core otherwise; the others wrap around silently.
+        mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to core:overload-allowed \
+            -n "$2" "$tmp/ompi" "$3" "$4" "$it" \
             2>/dev/null | awk '{ print $3 }' ;;
     mpich)
-        mpirun.mpich -n "$2" "$tmp/mpich" "$3" "$4" "$it" 2>/dev/null | awk '{ print $3 }' ;;
+        mpirun.mpich -bind-to core -n "$2" "$tmp/mpich" "$3" "$4" "$it" 2>/dev/null |
+            awk '{ print $3 }' ;;
     gloo)
         # A fresh rendezvous file per run: torch's file store must not find
         # an old one. Fewer iterations: each Python call costs tens of us.
         rm -f "$tmp/gloo.store"
-        GLOO_BENCH_FILE=$tmp/gloo.store "$top/tools/weftrun" -n "$2" \
+        GLOO_BENCH_FILE=$tmp/gloo.store "$top/tools/weftrun" -n "$2" --bind-to core \
             "$python" "$srcdir/bench/gloo_bench.py" "$3" "$4" "$(( (it + 4) / 5 ))" \
             2>/dev/null | awk '{ print $3 }' ;;
     esac
