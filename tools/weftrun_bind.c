@@ -101,9 +101,9 @@ static weft__topo_bind_level_t policy_level(enum weftrun_bind_policy policy)
     }
 }
 
-/* The places of a level within weftrun's CPUs: 0 (with *out NULL when the
- * topology has none to offer and the default policy is quiet about it),
- * or -1 out of memory. */
+/* The places of a level within weftrun's CPUs. Returns 0, with *out NULL
+ * when the topology offers none (said on stderr unless quiet), or -1 when
+ * out of memory. */
 static int load_places(weft__topo_t *topo, weft__topo_bind_level_t level, const int *cpus,
                        int ncpus, int quiet, weft__topo_places_t **out)
 {

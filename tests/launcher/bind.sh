@@ -125,6 +125,16 @@ expect_line "$tmp/err" "^weftrun: rank 0 bound to package 0: cpus 0-1\$" "--bind
 expect_masks "0-1 0-1" 2 --bind-to package
 expect_masks "$mine $mine $mine" 3 --bind-to none
 
+# On another node than 0, ranks are bound by their local rank.
+WEFT_AUTH_TOKEN=t wr --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port 1 -n 2 \
+    --bind-to core --report-bindings sh -c \
+    'awk "/^Cpus_allowed_list:/ { print \$2 }" /proc/self/status > "$0/node1.$RANK"' "$tmp" \
+    2> "$tmp/err"
+expect_status 0 $? "--node-rank 1 --bind-to core"
+expect_line "$tmp/err" "^weftrun: rank 3 bound to core 1: cpus 1\$" "--node-rank 1 --bind-to core"
+[ "$(cat "$tmp/node1.2") $(cat "$tmp/node1.3")" = "0 1" ] ||
+    fail "--node-rank 1 --bind-to core: ranks 2 and 3 got '$(cat "$tmp/node1.2" "$tmp/node1.3")'"
+
 # The default: a share of the cores each, none past one rank per core.
 expect_masks "0-1" 1 --report-bindings
 expect_line "$tmp/err" "^weftrun: rank 0 bound to cores 0-1: cpus 0-1\$" "default, -n 1"
