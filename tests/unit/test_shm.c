@@ -461,7 +461,7 @@ static void test_self(void **state)
 static void test_bad_args(void **state)
 {
     void *req;
-    char b;
+    char b = 0;
 
     (void)state;
     assert_int_equal(T->isend(ctx[0], 5, &b, 1, 0, NULL, &req), WEFT_ERR_INVALID_ARG);
