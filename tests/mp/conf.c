@@ -190,8 +190,10 @@ int main(int argc, char **argv)
     t0 = mp_now();
 
     n = conf_comms_create(world, ccs, MAX_COMMS, o.all_comms);
-    if (o.illegal)
+    if (o.illegal) {
         conf_run_illegal(&ccs[0]);
+        conf_run_zero(&ccs[0]);
+    }
     run_plan(&ccs[0], &full);
     if (o.big)
         run_big(&ccs[0], &o);

@@ -160,6 +160,8 @@ void conf_run_axis(const conf_comm_t *cc, const conf_plan_t *p);
 void conf_run_bytes(const conf_comm_t *cc, const conf_plan_t *p);
 /* Illegal arguments: WEFT_ERR_INVALID_ARG naming the argument, no hang. */
 void conf_run_illegal(const conf_comm_t *cc);
+/* Count 0 with NULL buffers everywhere: success, no fault. */
+void conf_run_zero(const conf_comm_t *cc);
 /* Nonblocking operations started on several communicators at once. */
 void conf_run_overlap(conf_comm_t *ccs, int n, const conf_plan_t *p);
 

@@ -8,7 +8,7 @@ check_PROGRAMS += tests/mp/conf
 tests_mp_conf_SOURCES = $(MPTEST_SOURCES) tests/mp/conf.h tests/mp/conf.c \
 	tests/mp/conf_data.c tests/mp/conf_ref.c tests/mp/conf_buffers.c \
 	tests/mp/conf_reduce.c tests/mp/conf_move.c tests/mp/conf_axis.c \
-	tests/mp/conf_illegal.c tests/mp/conf_comms.c tests/mp/conf_overlap.c
+	tests/mp/conf_illegal.c tests/mp/conf_zero.c tests/mp/conf_comms.c tests/mp/conf_overlap.c
 tests_mp_conf_LDADD = libweft.la -lm
 
 # The default part: the full matrix at every rank count, every algorithm
