@@ -22,7 +22,8 @@ CONF_ALGO_TESTS = \
 	tests/mp/conf-algo-rab-3.mp tests/mp/conf-algo-rab-4.mp \
 	tests/mp/conf-algo-rab-5.mp tests/mp/conf-algo-rab-8.mp \
 	tests/mp/conf-algo-hier-3.mp tests/mp/conf-algo-hier-4.mp \
-	tests/mp/conf-algo-hier-5.mp tests/mp/conf-algo-hier-8.mp
+	tests/mp/conf-algo-hier-5.mp tests/mp/conf-algo-hier-8.mp \
+	tests/mp/conf-algo-flat-nodes-7.mp
 
 CONF_TESTS = \
 	tests/mp/conf-1.mp tests/mp/conf-2.mp tests/mp/conf-3.mp tests/mp/conf-4.mp \

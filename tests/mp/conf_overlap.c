@@ -5,7 +5,9 @@
  * that differs between ranks (forward on odd world ranks, backward on
  * even ones), so that progress on one communicator must not depend on
  * waiting for another. The operation a communicator gets depends on its
- * name only, so that all its members start the same ones.
+ * name only, so that all its members start the same ones. Then every kind
+ * of operation at once on each communicator, completed newest first by
+ * polling weft_test.
  */
 #include "config.h"
 
@@ -89,11 +91,30 @@ static void start(pending_t *p, const conf_comm_t *cc, int kind)
     conf_check_rc(k, rc, k->func);
 }
 
-static void finish(pending_t *p)
+/* Polls with weft_test, sleeping between polls: ranks outnumber cores. */
+static void test_until_done(pending_t *p)
+{
+    int done = 0;
+
+    while (!done) {
+        weft_result_t rc = weft_test(&p->req, &done, NULL);
+
+        conf_check_rc(&p->k, rc, "weft_test");
+        if (!done)
+            mp_sleep_us(50);
+    }
+    if (p->req)
+        conf_fail(&p->k, "weft_test reported done but left the request set");
+}
+
+static void finish(pending_t *p, int by_test)
 {
     conf_case_t *k = &p->k;
 
-    conf_wait(k, &p->req);
+    if (by_test)
+        test_until_done(p);
+    else
+        conf_wait(k, &p->req);
     if (p->kind == OV_ALLREDUCE)
         conf_check_reduced(k, p->seed, 0, k->cc->size - 1, p->out, k->count, 0, "recvbuf");
     else if (p->kind == OV_REDUCE_SCATTER)
@@ -119,5 +140,12 @@ void conf_run_overlap(conf_comm_t *ccs, int n, const conf_plan_t *p)
             start(&pend[npend++], &ccs[i], (int)((h >> (8 * j)) % OV_KINDS));
     }
     for (int i = 0; i < npend; i++)
-        finish(&pend[world_rank % 2 ? i : npend - 1 - i]);
+        finish(&pend[world_rank % 2 ? i : npend - 1 - i], 0);
+
+    for (int i = 0; i < n; i++) {
+        for (int kind = 0; kind < OV_KINDS; kind++)
+            start(&pend[kind], &ccs[i], kind);
+        for (int kind = OV_KINDS - 1; kind >= 0; kind--)
+            finish(&pend[kind], 1);
+    }
 }
