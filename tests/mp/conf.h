@@ -167,6 +167,9 @@ void conf_run_overlap(conf_comm_t *ccs, int n, const conf_plan_t *p);
 
 /* Blocking or not, by turns: the weft_i* twin on odd cases. */
 int conf_pick_nonblocking(void);
+/* In place spelled WEFT_IN_PLACE or with the buffers the same (for
+ * gathers: sendbuf at this rank's block of recvbuf), by turns. */
+int conf_pick_same_pointer(void);
 /* Waits for req, failing the case on error. */
 void conf_wait(const conf_case_t *k, weft_request_t *req);
 

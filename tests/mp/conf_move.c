@@ -41,7 +41,7 @@ static void gather_case(conf_case_t *k)
     send = in;
     if (at_root && k->in_place) {
         conf_expect_block(&m, m.got, (size_t)me * n, me, 0, n);
-        send = WEFT_IN_PLACE;
+        send = conf_pick_same_pointer() ? (char *)m.got + (size_t)me * n * m.es : WEFT_IN_PLACE;
     }
     if (at_root)
         for (int i = 0; i < size; i++)
@@ -90,7 +90,7 @@ static void allgather_case(conf_case_t *k)
     send = in;
     if (k->in_place) {
         conf_expect_block(&m, m.got, (size_t)me * n, me, 0, n);
-        send = WEFT_IN_PLACE;
+        send = conf_pick_same_pointer() ? (char *)m.got + (size_t)me * n * m.es : WEFT_IN_PLACE;
     }
     for (int i = 0; i < size; i++)
         conf_expect_block(&m, m.want, (size_t)i * n, i, 0, n);
@@ -166,7 +166,7 @@ static void gatherv_case(conf_case_t *k, int all)
     send = in;
     if (at_root && k->in_place) {
         conf_expect_block(&m, m.got, displs[me], me, 0, mine);
-        send = WEFT_IN_PLACE;
+        send = conf_pick_same_pointer() ? (char *)m.got + displs[me] * m.es : WEFT_IN_PLACE;
     }
     if (at_root)
         for (int i = 0; i < size; i++)

@@ -58,7 +58,7 @@ static void allreduce_case(conf_case_t *k)
     conf_fill_input(k, seed, k->cc->rank, in, n);
     if (k->in_place) {
         conf_fill_input(k, seed, k->cc->rank, out, n);
-        send = (n & 1) ? out : WEFT_IN_PLACE; /* both spellings of in place */
+        send = conf_pick_same_pointer() ? out : WEFT_IN_PLACE;
     }
     if (k->nonblocking) {
         rc = weft_iallreduce(send, out, n, k->dt, op, k->cc->comm, &req);
@@ -98,8 +98,8 @@ static void reduce_case(conf_case_t *k)
     conf_fill_input(k, seed, k->cc->rank, in, n);
     if (k->in_place) {
         conf_fill_input(k, seed, k->cc->rank, out, n);
-        send = WEFT_IN_PLACE;
         recv = out;
+        send = conf_pick_same_pointer() ? recv : WEFT_IN_PLACE;
     }
     if (k->nonblocking) {
         rc = weft_ireduce(send, recv, n, k->dt, op, k->root, k->cc->comm, &req);
@@ -144,7 +144,7 @@ static void reduce_scatter_case(conf_case_t *k, int vector)
         /* the input is recvbuf, the result its first block */
         out = alloc_out(k, total);
         conf_fill_input(k, seed, me, out, total);
-        send = WEFT_IN_PLACE;
+        send = conf_pick_same_pointer() ? out : WEFT_IN_PLACE;
     } else {
         out = alloc_out(k, mine);
     }
@@ -192,7 +192,7 @@ static void scan_case(conf_case_t *k, int exclusive)
     conf_fill_input(k, seed, me, in, n);
     if (k->in_place) {
         conf_fill_input(k, seed, me, out, n);
-        send = (n & 1) ? out : WEFT_IN_PLACE;
+        send = conf_pick_same_pointer() ? out : WEFT_IN_PLACE;
     }
     memcpy(before, out, n * es);
     if (exclusive && k->nonblocking)

@@ -198,7 +198,12 @@ void conf_check_same(const conf_case_t *k, const void *got, const void *want, si
                       "expected 0x%02x", what, b / conf_esize(k->dt), b, g[b], w[b]);
 }
 
-static int nb_turn;
+static int nb_turn, spelling_turn;
+
+int conf_pick_same_pointer(void)
+{
+    return spelling_turn++ & 1;
+}
 
 int conf_pick_nonblocking(void)
 {
