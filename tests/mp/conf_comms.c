@@ -1,11 +1,13 @@
 /*
  * conf_comms.c: the communicators the suite runs on. Besides the world:
- * a duplicate; odd and even ranks (weft_comm_split); a non-contiguous
+ * a duplicate; this rank's node (weft_comm_split_node); odd and even
+ * ranks (weft_comm_split, order reversed by the key); a non-contiguous
  * list of ranks in descending order (weft_comm_create_group, new ranks in
  * list order); a split of that split (nested); the rows and columns of a
  * 2-D device mesh and, at sizes divisible by 4, one dimension and two
- * flattened dimensions of a 3-D mesh. Each member's rank and size are
- * checked against what the construction implies before anything runs.
+ * flattened dimensions of a 3-D mesh. Each member's rank and size, and
+ * weft_comm_world_ranks, are checked against what the construction
+ * implies before anything runs.
  */
 #include "config.h"
 
@@ -18,15 +20,32 @@
 static weft_mesh_t meshes[2];
 static int nmeshes;
 
+static int world_rank;
+
+/* Rank and size as the construction implies, and weft_comm_world_ranks
+ * agreeing with the world ranks the members report over the new
+ * communicator itself. */
 static void expect_shape(weft_comm_t comm, const char *name, int want_rank, int want_size)
 {
-    int rank, size;
+    int rank, size, *listed, *told;
 
     MP_CHECK(weft_comm_rank(comm, &rank));
     MP_CHECK(weft_comm_size(comm, &size));
     MP_ASSERT(rank == want_rank && size == want_size,
               "communicator %s: rank %d of %d, expected %d of %d", name, rank, size, want_rank,
               want_size);
+    listed = mp_alloc((size_t)size * sizeof(int));
+    told = mp_alloc((size_t)size * sizeof(int));
+    MP_CHECK(weft_comm_world_ranks(comm, listed));
+    MP_CHECK(weft_allgather(&world_rank, told, 1, WEFT_INT32, comm));
+    for (int i = 0; i < size; i++)
+        MP_ASSERT(listed[i] == told[i], "communicator %s: weft_comm_world_ranks gives world "
+                  "rank %d for rank %d, which says it is %d", name, listed[i], i, told[i]);
+    MP_ASSERT(listed[rank] == world_rank, "communicator %s: weft_comm_world_ranks puts world "
+              "rank %d at this rank (%d), which is world rank %d", name, listed[rank], rank,
+              world_rank);
+    free(listed);
+    free(told);
 }
 
 /* The salt comes from the name: a communicator's members may hold it at
@@ -54,12 +73,23 @@ int conf_comms_create(weft_comm_t world, conf_comm_t *out, int max, int level)
 
     MP_CHECK(weft_comm_rank(world, &me));
     MP_CHECK(weft_comm_size(world, &size));
+    world_rank = me;
     n = add(out, n, max, world, "world", me, size);
     if (level == 0)
         return n;
 
     MP_CHECK(weft_comm_dup(world, &c));
     n = add(out, n, max, c, "dup(world)", me, size);
+
+    /* this rank's node (simulated nodes in some specs) */
+    {
+        int local_rank, local_size;
+
+        MP_CHECK(weft_comm_local_rank(world, &local_rank));
+        MP_CHECK(weft_comm_local_size(world, &local_size));
+        MP_CHECK(weft_comm_split_node(world, &c));
+        n = add(out, n, max, c, "split_node", local_rank, local_size);
+    }
 
     /* odd and even: key -me reverses the order within each half */
     MP_CHECK(weft_comm_split(world, me % 2, -me, &c));
