@@ -34,7 +34,8 @@ CONF_TESTS = \
 
 # The long sweeps: every forced algorithm on every communicator with the
 # full matrix and the 1 Mi subset at 3, 4, 5 and 8 ranks; every operation x
-# dtype x operator at 1 Mi; every operation at 16 Mi (64 MiB and more).
+# dtype x operator at 1 Mi; every operation at 16 Mi (64 MiB and more);
+# counts around the thresholds of the automatic choice.
 CONF_LONG_TESTS = \
 	tests/mp/conf-long-flat-3.mp tests/mp/conf-long-flat-4.mp \
 	tests/mp/conf-long-flat-5.mp tests/mp/conf-long-flat-8.mp \
@@ -45,7 +46,8 @@ CONF_LONG_TESTS = \
 	tests/mp/conf-long-hier-3.mp tests/mp/conf-long-hier-4.mp \
 	tests/mp/conf-long-hier-5.mp tests/mp/conf-long-hier-8.mp \
 	tests/mp/conf-long-bigall-3.mp tests/mp/conf-long-bigall-8.mp \
-	tests/mp/conf-long-nodes-7.mp tests/mp/conf-long-huge-4.mp
+	tests/mp/conf-long-nodes-7.mp tests/mp/conf-long-huge-4.mp \
+	tests/mp/conf-long-thresholds-5.mp
 
 TESTS += $(CONF_TESTS)
 EXTRA_DIST += $(CONF_TESTS) $(CONF_LONG_TESTS)
