@@ -203,7 +203,7 @@ int main(int argc, char **argv)
             run_big(&ccs[i], &o);
     }
     if (o.all_comms)
-        conf_run_overlap(ccs, n, &full);
+        conf_run_overlap(ccs, n);
     conf_comms_destroy(ccs, n);
     conf_free_ops();
 

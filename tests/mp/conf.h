@@ -163,7 +163,7 @@ void conf_run_illegal(const conf_comm_t *cc);
 /* Count 0 with NULL buffers everywhere: success, no fault. */
 void conf_run_zero(const conf_comm_t *cc);
 /* Nonblocking operations started on several communicators at once. */
-void conf_run_overlap(conf_comm_t *ccs, int n, const conf_plan_t *p);
+void conf_run_overlap(conf_comm_t *ccs, int n);
 
 /* Blocking or not, by turns: the weft_i* twin on odd cases. */
 int conf_pick_nonblocking(void);

@@ -127,12 +127,11 @@ static void finish(pending_t *p, int by_test)
     conf_cases++;
 }
 
-void conf_run_overlap(conf_comm_t *ccs, int n, const conf_plan_t *p)
+void conf_run_overlap(conf_comm_t *ccs, int n)
 {
     static pending_t pend[MAX_PENDING];
     int npend = 0, world_rank = ccs[0].rank;
 
-    (void)p;
     for (int i = 0; i < n; i++) {
         uint64_t h = ccs[i].salt;
 

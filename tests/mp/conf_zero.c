@@ -2,8 +2,8 @@
  * conf_zero.c: "a count of 0 is legal everywhere and completes without
  * touching buffers" (API.md), taken at its word: every collective, and
  * its nonblocking twin, with nothing to move and NULL for every buffer,
- * v-variants whose counts are all 0, and an array with an empty
- * dimension along and across the axis.
+ * v-variants whose counts are all 0, an array with an empty dimension
+ * along and across the axis, and empty byte strings.
  */
 #include "config.h"
 
@@ -78,6 +78,28 @@ static void zero_case(const conf_comm_t *cc, const char *func, int nonblocking)
          weft_alltoall_axis(NULL, NULL, 2, empty_along, 0, dt, comm),
          weft_ialltoall_axis(NULL, NULL, 2, empty_along, 0, dt, comm, &req_));
 #undef ZERO
+    if (!strcmp(func, "broadcast_bytes") || !strcmp(func, "allgather_bytes")) {
+        void *buf = NULL;
+        size_t len = 0, *lens = mp_alloc(size * sizeof(size_t));
+
+        for (size_t i = 0; i < size; i++)
+            lens[i] = 1; /* to be overwritten */
+        if (func[0] == 'b')
+            CONF_RUN(&k, weft_broadcast_bytes(&buf, &len, root, comm),
+                     weft_ibroadcast_bytes(&buf, &len, root, comm, &req_));
+        else
+            CONF_RUN(&k, weft_allgather_bytes(NULL, 0, &buf, lens, comm),
+                     weft_iallgather_bytes(NULL, 0, &buf, lens, comm, &req_));
+        if (len != 0)
+            conf_fail(&k, "len is %zu after broadcasting 0 bytes", len);
+        for (size_t i = 0; func[0] == 'a' && i < size; i++)
+            if (lens[i] != 0)
+                conf_fail(&k, "lens[%zu] is %zu, expected 0", i, lens[i]);
+        if (cc->rank != root || func[0] == 'a')
+            weft_free(buf);
+        free(lens);
+        conf_cases++;
+    }
     free(zeros);
 }
 
@@ -86,7 +108,8 @@ static const char *const zero_funcs[] = {
     "allgather", "allgatherv", "reduce_scatter", "reduce_scatterv", "alltoall",
     "alltoall in place", "alltoallv", "scan", "exscan", "gather_axis (empty along)",
     "allgather_axis (empty across)", "scatter_axis (empty along)",
-    "reduce_scatter_axis (empty across)", "alltoall_axis (empty along)"
+    "reduce_scatter_axis (empty across)", "alltoall_axis (empty along)",
+    "broadcast_bytes", "allgather_bytes"
 };
 
 void conf_run_zero(const conf_comm_t *cc)
