@@ -6,8 +6,8 @@
  * even ones), so that progress on one communicator must not depend on
  * waiting for another. The operation a communicator gets depends on its
  * name only, so that all its members start the same ones. Then every kind
- * of operation at once on each communicator, completed newest first by
- * polling weft_test.
+ * of operation at once on each communicator, a blocking barrier behind
+ * them, and the operations completed newest first by polling weft_test.
  */
 #include "config.h"
 
@@ -142,8 +142,13 @@ void conf_run_overlap(conf_comm_t *ccs, int n)
         finish(&pend[world_rank % 2 ? i : npend - 1 - i], 0);
 
     for (int i = 0; i < n; i++) {
+        conf_case_t k = { .func = "barrier among pending operations", .op = -1,
+                          .root = CONF_NO_ROOT, .cc = &ccs[i] };
+
         for (int kind = 0; kind < OV_KINDS; kind++)
             start(&pend[kind], &ccs[i], kind);
+        /* a blocking call must complete behind the pending ones */
+        conf_check_rc(&k, weft_barrier(ccs[i].comm), "weft_barrier");
         for (int kind = OV_KINDS - 1; kind >= 0; kind--)
             finish(&pend[kind], 1);
     }
