@@ -12,7 +12,7 @@ tests_mp_conf_SOURCES = $(MPTEST_SOURCES) tests/mp/conf.h tests/mp/conf.c \
 tests_mp_conf_LDADD = libweft.la -lm
 
 # The default part: the full matrix at every rank count, every algorithm
-# forced at 3, 4, 5 and 8 ranks (on the world; with the 1 Mi subset at 5),
+# forced at 3, 4, 5 and 8 ranks (on the world; with 256 Ki counts at 5),
 # simulated nodes, WEFT_CHECK=1, and 64 MiB+ allreduces.
 CONF_ALGO_TESTS = \
 	tests/mp/conf-algo-flat-3.mp tests/mp/conf-algo-flat-4.mp \
