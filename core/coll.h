@@ -148,13 +148,29 @@ void weft__reduce_hier(weft__coll_t *c);
 void weft__barrier_hier(weft__coll_t *c);
 void weft__allgather_hier(weft__coll_t *c);            /* consecutive nodes, even counts */
 
+/* An entry of coll_select.c's table of algorithms. */
+typedef struct weft__coll_algo {
+    weft__coll_kind_t kind;
+    const char *op_name;      /* as written in WEFT_ALGO */
+    const char *name;
+    void (*set)(weft__coll_t *c);
+    int hierarchical;
+} weft__coll_algo_t;
+
+/* The table (n entries), grouped by operation, flat algorithms first. */
+const weft__coll_algo_t *weft__coll_algos(size_t *n);
+/* Whether a may run a call on a communicator whose nodes hold consecutive
+ * ranks (contiguous) with equal blocks on every rank (even). */
+int weft__coll_algo_applies(const weft__coll_algo_t *a, int contiguous, int even);
+
 /* Chooses and sets the algorithm of a collective of kind moving bytes per
  * rank (coll_select.c); even: every rank's block has the same size. For
  * kinds without a choice it does nothing. */
 void weft__coll_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind, size_t bytes,
                        int even);
-/* The flat allreduce for this many bytes (the node-aware ones' inner phase). */
-void weft__allreduce_flat(weft__coll_t *c, size_t bytes);
+/* The flat allreduce the tuner predicts fastest among comm's node leaders
+ * for this many bytes (the node-aware allreduce's inner phase). */
+void weft__allreduce_flat(weft__coll_t *c, weft_comm_t comm, size_t bytes);
 /* Parses WEFT_ALGO (NULL: none); WEFT_ERR_INVALID_ARG names what is wrong
  * and lists the valid choices. */
 weft_result_t weft__coll_algo_parse(const char *spec);

@@ -140,7 +140,7 @@ static weft_result_t allreduce_step(weft__coll_t *c, int *done)
             k = weft__coll_new(WEFT_IN_PLACE, c->recvbuf, c->count, c->esize, c->dt,
                                phase_op(c), 0);
             if (k)
-                weft__allreduce_flat(k, c->count * c->esize);
+                weft__allreduce_flat(k, c->comm, c->count * c->esize);
             return on_reps(c, h, k);
         }
         /* Non-leaders go straight on to wait for the broadcast. */

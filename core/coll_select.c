@@ -1,15 +1,14 @@
 /*
  * coll_select.c: which algorithm runs a collective.
  *
- * Each operation has a flat algorithm, correct everywhere, and may have
- * others that pay off in some shapes; this file holds the choice, so that
- * the tuner of a later release replaces one function. Today: the
- * node-aware variants when the communicator spans several nodes with
- * several ranks on some of them and the message is small or medium (the
- * network's latency dominates); the flat ones otherwise, allreduce's by
- * size: recursive doubling for small messages, Rabenseifner's for medium
- * ones, the pipelined ring above. WEFT_ALGO forces
- * a choice per operation ("allreduce:ring,bcast:hier").
+ * Each operation has a flat algorithm, correct everywhere (the first
+ * non-hierarchical entry of algos[] for its operation), and may have others
+ * that pay off in some shapes. The tuner (tune.h) predicts each one's time
+ * from its cost formula (tune_model.c) and the job's measured parameters
+ * and runs the fastest that applies; an algorithm without a cost formula
+ * is never chosen that way, only when WEFT_ALGO forces it
+ * ("allreduce:ring,bcast:hier"). Without any formula for an operation, its
+ * flat algorithm runs.
  */
 #include "config.h"
 
@@ -20,39 +19,9 @@
 #include "core/coll.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/tune.h"
 
-/* Above this many bytes the flat ring's bandwidth wins over funnelling
- * each node through one rank. */
-#define HIER_MAX_BYTES (1u << 20)
-/* Allreduce: recursive doubling (log2 n steps of the whole buffer) up to
- * RD_MAX_BYTES, Rabenseifner (2 log2 n steps, the ring's bandwidth) up to
- * RAB_MAX_BYTES, the pipelined ring above. At 4 ranks on loopback sockets:
- * rd 38-75 us up to 32 KiB against the ring's 122-172; at 16 KiB rd 121,
- * Rabenseifner 115, ring 255; at 256 KiB 797, 567, 778; at 4 MiB 39.5,
- * 19.7, 24.2 ms. The tuner will measure this per machine. */
-#define RD_MAX_BYTES (16u << 10)
-#define RAB_MAX_BYTES (8u << 20)
-/* Reduce-scatter by recursive doubling over the whole buffer up to this
- * many bytes in all: at 4 ranks 29-32 us up to 4 KiB against the ring's
- * 62-69, even at 32 KiB, behind at 256 KiB. */
-#define RS_RD_MAX_BYTES (32u << 10)
-/* Bruck's allgather, ceil(log2 n) steps, up to this much gathered: at 4
- * ranks on loopback sockets 40-45 us up to 8 KiB against the ring's 57-95,
- * even at 32 KiB, behind at 128 KiB. */
-#define BRUCK_MAX_BYTES (32u << 10)
-/* All-to-all exchanges all posted at once up to this many bytes per rank
- * (sent in all): beyond, pairwise steps keep fewer messages in flight. */
-#define SCATTERED_MAX_BYTES (64u << 10)
-
-typedef struct algo {
-    weft__coll_kind_t kind;
-    const char *op_name;      /* as written in WEFT_ALGO */
-    const char *name;
-    void (*set)(weft__coll_t *c);
-    int hierarchical;
-} algo_t;
-
-static const algo_t algos[] = {
+static const weft__coll_algo_t algos[] = {
     { WEFT__COLL_BARRIER, "barrier", "dissemination", weft__barrier_dissemination, 0 },
     { WEFT__COLL_BARRIER, "barrier", "hier", weft__barrier_hier, 1 },
     { WEFT__COLL_BCAST, "bcast", "binomial", weft__bcast_binomial, 0 },
@@ -121,24 +90,22 @@ weft_result_t weft__coll_algo_parse(const char *spec)
     return WEFT_SUCCESS;
 }
 
-static int find_algo(weft__coll_kind_t kind, const char *name)
+const weft__coll_algo_t *weft__coll_algos(size_t *n)
 {
-    for (size_t i = 0; i < NALGOS; i++)
-        if (algos[i].kind == kind && !strcmp(algos[i].name, name))
-            return (int)i;
-    return -1;
+    *n = NALGOS;
+    return algos;
 }
 
 /* Node-aware allgather needs each node's ranks consecutive (their blocks
- * adjacent) and equal counts. */
-static int applicable(const algo_t *a, weft_comm_t comm, int even)
+ * adjacent) and equal counts; Bruck's equal counts. */
+int weft__coll_algo_applies(const weft__coll_algo_t *a, int contiguous, int even)
 {
     if (a->kind == WEFT__COLL_ALLGATHER && !strcmp(a->name, "bruck"))
         return even;
     if (!a->hierarchical)
         return 1;
     if (a->kind == WEFT__COLL_ALLGATHER)
-        return comm->nodes.contiguous && even;
+        return contiguous && even;
     return 1;
 }
 
@@ -146,33 +113,18 @@ void weft__coll_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind
                        int even)
 {
     const weft__node_map_t *m = &comm->nodes;
-    int flat = -1, hier = -1, pick;
+    int flat = -1, pick;
 
-    for (size_t i = 0; i < NALGOS; i++) {
-        if (algos[i].kind != kind)
-            continue;
-        if (algos[i].hierarchical)
-            hier = (int)i;
-        else if (flat < 0)
+    for (size_t i = 0; i < NALGOS && flat < 0; i++)
+        if (algos[i].kind == kind && !algos[i].hierarchical)
             flat = (int)i;
-    }
     if (flat < 0)
         return; /* no choice for this operation: the caller set its algorithm */
-    pick = flat;
-    if (kind == WEFT__COLL_ALLREDUCE)
-        pick = find_algo(kind, bytes <= RD_MAX_BYTES ? "rd" : bytes <= RAB_MAX_BYTES
-                                                             ? "rabenseifner" : "ring");
-    if (kind == WEFT__COLL_ALLGATHER && even && bytes * (size_t)comm->size <= BRUCK_MAX_BYTES)
-        pick = find_algo(kind, "bruck");
-    if (kind == WEFT__COLL_REDUCE_SCATTER && bytes <= RS_RD_MAX_BYTES)
-        pick = find_algo(kind, "rd");
-    if (kind == WEFT__COLL_ALLTOALL && bytes <= SCATTERED_MAX_BYTES)
-        pick = find_algo(kind, "scattered");
-    if (hier >= 0 && m->nnodes > 1 && m->max_per_node > 1 && bytes <= HIER_MAX_BYTES &&
-        applicable(&algos[hier], comm, even))
-        pick = hier;
+    pick = weft__tune_pick(comm, kind, bytes, even);
+    if (pick < 0)
+        pick = flat;
     if (forced_set && forced[kind] >= 0) {
-        if (applicable(&algos[forced[kind]], comm, even))
+        if (weft__coll_algo_applies(&algos[forced[kind]], m->contiguous, even))
             pick = forced[kind];
         else
             WEFT_INFO(COLL, "WEFT_ALGO %s:%s does not apply to this call; using %s",
@@ -186,12 +138,14 @@ void weft__coll_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind
         weft__coll_set_group(c, comm->size, m->my_order, m->order);
 }
 
-void weft__allreduce_flat(weft__coll_t *c, size_t bytes)
+void weft__allreduce_flat(weft__coll_t *c, weft_comm_t comm, size_t bytes)
 {
-    if (bytes <= RD_MAX_BYTES)
-        weft__allreduce_rd(c);
-    else if (bytes <= RAB_MAX_BYTES)
-        weft__allreduce_rabenseifner(c);
-    else
+    const weft__tune_params_t *p = &comm->inst->tune;
+    weft__tune_shape_t leaders = { comm->nodes.nnodes, comm->nodes.nnodes, 1, 1 };
+    int pick = weft__tune_best(p, &leaders, WEFT__COLL_ALLREDUCE, bytes, 1, 1, NULL);
+
+    if (pick < 0)
         weft__allreduce_ring(c);
+    else
+        algos[pick].set(c);
 }

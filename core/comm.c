@@ -144,6 +144,7 @@ void weft__comm_free(weft_comm_t comm)
         comm->next_comm->prev_comm = comm->prev_comm;
     pthread_mutex_unlock(&inst->lock);
     comm->magic = 0;
+    weft__tune_comm_free(comm);
     weft__comm_nodes_free(&comm->nodes);
     free(comm->world_ranks);
     free(comm->comm_rank_of);

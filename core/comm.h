@@ -45,6 +45,7 @@ struct weft_comm {
     struct weft_comm *internal;
     uint32_t coll_seq;               /* collectives started on this comm */
     weft__node_map_t nodes;          /* its ranks by node (node-aware collectives) */
+    struct weft__tune_cache *tune;   /* the tuner's choices (tune_table.c), or NULL */
     /* inst->comms, so that an abort notice finds its communicator. */
     struct weft_comm *next_comm, *prev_comm;
 };

@@ -24,7 +24,8 @@
  * record is read the same way everywhere.
  */
 #define ADDR_RECORD_MAGIC 0x77656674u /* "weft" */
-#define ADDR_RECORD_VERSION 1u
+/* 2: the rank's topology summary follows the host id. */
+#define ADDR_RECORD_VERSION 2u
 
 struct addr_entry {
     char name[WEFT__PLUGIN_NAME_MAX];
@@ -35,6 +36,7 @@ struct addr_entry {
 struct addr_record {
     uint32_t pid;
     char host_id[WEFT__HOSTID_MAX];
+    weft__topo_summary_t topo;
     int n;
     struct addr_entry entries[WEFT__PLUGIN_MAX];
 };
@@ -50,7 +52,7 @@ static uint32_t get_u32(const unsigned char *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-#define RECORD_HEADER (4 + 4 + 4 + 4 + WEFT__HOSTID_MAX)
+#define RECORD_HEADER (4 + 4 + 4 + 4 + WEFT__HOSTID_MAX + WEFT__TOPO_SUMMARY_WIRE)
 #define ENTRY_HEADER (WEFT__PLUGIN_NAME_MAX + 4)
 
 static weft_result_t record_build(weft__instance_t *inst, const char *host_id,
@@ -58,6 +60,7 @@ static weft_result_t record_build(weft__instance_t *inst, const char *host_id,
 {
     size_t cap = RECORD_HEADER + (size_t)inst->plugins.n * (ENTRY_HEADER + WEFT_TRANSPORT_ADDR_MAX);
     unsigned char *buf = calloc(1, cap), *p;
+    weft__topo_summary_t summary;
 
     if (!buf)
         return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate the address record");
@@ -66,6 +69,8 @@ static weft_result_t record_build(weft__instance_t *inst, const char *host_id,
     put_u32(buf + 8, (uint32_t)getpid());
     put_u32(buf + 12, (uint32_t)inst->plugins.n);
     snprintf((char *)buf + 16, WEFT__HOSTID_MAX, "%s", host_id);
+    weft__topo_summarize(inst->topo, host_id, &summary);
+    weft__topo_summary_encode(&summary, buf + 16 + WEFT__HOSTID_MAX);
     p = buf + RECORD_HEADER;
     for (int i = 0; i < inst->plugins.n; i++) {
         weft__plugin_t *pl = &inst->plugins.plugins[i];
@@ -107,6 +112,7 @@ static weft_result_t record_parse(int rank, const unsigned char *buf, size_t len
         goto err_bad;
     memcpy(rec->host_id, buf + 16, WEFT__HOSTID_MAX);
     rec->host_id[WEFT__HOSTID_MAX - 1] = '\0';
+    weft__topo_summary_decode(buf + 16 + WEFT__HOSTID_MAX, rec->host_id, &rec->topo);
     for (int i = 0; i < rec->n; i++) {
         struct addr_entry *e = &rec->entries[i];
 
@@ -175,7 +181,6 @@ static weft_result_t choose_transport(weft__instance_t *inst, int w,
         return weft__error(rc, "transport %s cannot connect to rank %d: %s", best->name, w,
                            weft__get_error());
     inst->peers[w].plugin = best;
-    snprintf(inst->peers[w].host_id, sizeof(inst->peers[w].host_id), "%s", rec->host_id);
     return WEFT_SUCCESS;
 }
 
@@ -189,6 +194,20 @@ static weft_result_t connect_peers(weft__instance_t *inst)
     if (!inst->peers)
         return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate %d peers", inst->size);
     inst->ntransports_used = 0;
+    /* Where every rank runs comes first: some transports are of use only
+     * when another rank shares the node. */
+    for (int w = 0; w < inst->size; w++) {
+        struct addr_record rec;
+        size_t len;
+        const void *blob = weft__bootstrap_blob(inst->boot, w, &len);
+        weft_result_t rc = record_parse(w, blob, len, &rec);
+
+        if (rc != WEFT_SUCCESS)
+            return rc;
+        snprintf(inst->peers[w].host_id, sizeof(inst->peers[w].host_id), "%s", rec.host_id);
+        inst->peers[w].topo = rec.topo;
+    }
+    weft__instance_drop_unneeded(inst);
     for (int w = 0; w < inst->size; w++) {
         struct addr_record rec;
         size_t len;
@@ -266,6 +285,7 @@ void weft__instance_release(weft__instance_t *inst)
     weft__abort_finalize(inst);
     weft__plugins_unload(&inst->plugins);
     weft__bootstrap_finalize(inst->boot);
+    weft__topo_free(inst->topo);
     free(inst->peers);
     pthread_mutex_destroy(&inst->lock);
     pthread_mutex_destroy(&inst->coll_lock);
@@ -328,6 +348,7 @@ WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *worl
     pthread_mutex_init(&inst->coll_lock, NULL);
     inst->rank = params.rank;
     inst->size = params.size;
+    weft__tune_defaults(&inst->tune);
     inst->timeout_ms = params.timeout_ms;
     snprintf(inst->name, sizeof(inst->name), "%s", a.name ? a.name : "world");
     weft__transport_core_defaults(&inst->core);
@@ -341,7 +362,10 @@ WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *worl
     WEFT_INFO(INIT, "rank %d of %d joining through %s (timeout %d ms)", params.rank,
               params.size, params.source, params.timeout_ms);
 
-    rc = weft__plugins_load(&inst->core, &inst->plugins);
+    rc = weft__topo_load(&inst->topo);
+    if (rc != WEFT_SUCCESS)
+        goto err_unload;
+    rc = weft__plugins_load_topo(&inst->core, inst->topo, &inst->plugins);
     if (rc != WEFT_SUCCESS)
         goto err_unload;
     rc = record_build(inst, host_id, &record, &record_len);
@@ -357,6 +381,7 @@ WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *worl
     rc = connect_peers(inst);
     if (rc != WEFT_SUCCESS)
         goto err_boot;
+    weft__instance_topo_report(inst);
 
     all = malloc((size_t)inst->size * sizeof(int));
     if (!all) {
@@ -377,6 +402,17 @@ WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *worl
      * job still runs. */
     if (weft__abort_listen(inst) != WEFT_SUCCESS)
         WEFT_WARN(INIT, "%s", weft__get_error());
+    /* Every rank must hold the same tuning parameters before the first
+     * collective chooses its algorithm from them. */
+    rc = weft__tune_agree(*world, 0);
+    if (rc != WEFT_SUCCESS) {
+        char why[1024];
+
+        snprintf(why, sizeof(why), "%s", weft__get_error());
+        weft__comm_free(*world);
+        *world = NULL;
+        return weft__error(rc, "weft_init: %s", why);
+    }
     WEFT_INFO(INIT, "rank %d of %d ready: job %s, local rank %d of %d", inst->rank, inst->size,
               inst->job_id, inst->local_rank, inst->local_size);
     return WEFT_SUCCESS;
@@ -392,6 +428,7 @@ err_unload:
         weft__plugins_unload(&inst->plugins);
         weft__set_error("%s", why);
     }
+    weft__topo_free(inst->topo);
     free(inst->peers);
     pthread_mutex_destroy(&inst->lock);
     pthread_mutex_destroy(&inst->coll_lock);

@@ -14,6 +14,7 @@
 #include "core/bootstrap.h"
 #include "core/plugin.h"
 #include "core/store.h"
+#include "core/tune.h"
 #include "topo/topo.h"
 
 struct weft_request;
@@ -23,6 +24,7 @@ typedef struct weft__peer {
     weft__plugin_t *plugin;          /* the transport that reaches it */
     int local_rank;                  /* among the ranks of its node */
     char host_id[WEFT__HOSTID_MAX];
+    weft__topo_summary_t topo;       /* where it runs: NUMA node, GPU, NIC */
 } weft__peer_t;
 
 typedef struct weft__instance {
@@ -32,6 +34,7 @@ typedef struct weft__instance {
     char name[64];
 
     weft__bootstrap_t *boot;
+    weft__topo_t *topo;              /* this node, as hwloc or WEFT_TOPO_FILE shows it */
     weft__plugin_set_t plugins;
     /* Given to every plugin's init; must outlive them. job_id is filled in
      * once the rendezvous gave it, before the first connect(). */
@@ -54,6 +57,12 @@ typedef struct weft__instance {
     pthread_mutex_t coll_lock;
     struct weft__coll *colls;
 
+    /* The tuner's parameters, identical on every rank (weft__tune_agree),
+     * set once at init before any communicator runs a collective. */
+    weft__tune_params_t tune;
+    weft__tune_source_t tune_source;
+    double tune_probe_ms;            /* the probe's time at init, 0 if none ran */
+
     struct weft_comm *comms;         /* every live communicator (under lock) */
     struct notice_state *notices;    /* abort notices (abort_notice.c) */
 } weft__instance_t;
@@ -62,5 +71,15 @@ typedef struct weft__instance {
 size_t weft__dtype_bytes(weft_dtype_t dt);
 
 void weft__instance_release(weft__instance_t *inst);
+
+/* instance_topo.c. After the rendezvous (peers[].host_id filled):
+ * finalises the transports that need another rank on this node when
+ * there is none, unless WEFT_TRANSPORTS forced them. */
+void weft__instance_drop_unneeded(weft__instance_t *inst);
+/* After the transports are chosen: every rank publishes which transport
+ * carries each of its pairs; with WEFT_DEBUG=INFO and TOPO or TRANSPORT
+ * on, rank 0 logs the topology, each rank's place in it and the rank x
+ * rank transport matrix. */
+void weft__instance_topo_report(weft__instance_t *inst);
 
 #endif /* WEFT_CORE_INSTANCE_H */

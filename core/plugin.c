@@ -146,10 +146,12 @@ static const weft_transport_v1_t *check_v1(const void *sym, size_t sym_size, con
     size_t name_len = strlen(name);
 
     /* Read nothing past the object: the size comes first. */
-    if (sym_size && sym_size < sizeof(*t)) {
+    /* Tables of older ABI 1 headers end at put: that much is required,
+     * later fields are read only when struct_size covers them. */
+    if (sym_size && sym_size < WEFT_TRANSPORT_V1_MIN_SIZE) {
         snprintf(why, why_len, "weft_transport_v1 is %zu bytes, smaller than "
                  "weft_transport_v1_t (%zu): built against another weft ABI?",
-                 sym_size, sizeof(*t));
+                 sym_size, (size_t)WEFT_TRANSPORT_V1_MIN_SIZE);
         return NULL;
     }
     if (t->abi_version != WEFT_TRANSPORT_ABI_VERSION) {
@@ -157,9 +159,9 @@ static const weft_transport_v1_t *check_v1(const void *sym, size_t sym_size, con
                  t->abi_version, WEFT_TRANSPORT_ABI_VERSION);
         return NULL;
     }
-    if (t->struct_size < sizeof(*t)) {
+    if (t->struct_size < WEFT_TRANSPORT_V1_MIN_SIZE) {
         snprintf(why, why_len, "struct_size %zu is smaller than weft_transport_v1_t (%zu)",
-                 t->struct_size, sizeof(*t));
+                 t->struct_size, (size_t)WEFT_TRANSPORT_V1_MIN_SIZE);
         return NULL;
     }
     if (sym_size && t->struct_size > sym_size) {
@@ -485,6 +487,8 @@ static void start(struct search *s, weft__plugin_candidate_t *c, void *dl,
     pl->ops = ops;
     pl->ctx = ctx;
     pl->caps = caps;
+    pl->needs = c->needs;
+    pl->forced = c->forced;
     pthread_mutex_init(&pl->lock, NULL);
     set->n++;
     c->state = WEFT__PLUGIN_LOADED;
@@ -501,6 +505,31 @@ err_finalize:
                   plugin_error());
 err_close:
     dlclose(dl);
+}
+
+/* The needs field exists only in tables built with a header that has it. */
+static uint64_t table_needs(const weft_transport_v1_t *ops)
+{
+    if (ops->struct_size < offsetof(weft_transport_v1_t, needs) + sizeof(ops->needs))
+        return WEFT_TRANSPORT_NEEDS_NONE;
+    return ops->needs;
+}
+
+/* 1 when c must not be started: the machine lacks what it needs and the
+ * user did not ask for it by name. */
+static int needs_unmet(struct search *s, weft__plugin_candidate_t *c)
+{
+    char why[sizeof(c->reason) - 32];
+
+    if (!s->cfg->topo || !weft__topo_unmet_needs(s->cfg->topo, c->needs, why, sizeof(why)))
+        return 0;
+    if (c->forced) {
+        WEFT_WARN(PLUGIN, "%s: started because WEFT_TRANSPORTS names it, although not "
+                  "applicable: %s", c->path, why);
+        return 0;
+    }
+    set_reason(c, WEFT__PLUGIN_REFUSED, "not applicable: %s", why);
+    return 1;
 }
 
 static void open_candidate(struct search *s, weft__plugin_candidate_t *c)
@@ -524,6 +553,12 @@ static void open_candidate(struct search *s, weft__plugin_candidate_t *c)
     if (ops->description)
         snprintf(c->description, sizeof(c->description), "%.*s",
                  (int)sizeof(c->description) - 1, ops->description);
+    c->needs = table_needs(ops);
+    c->forced = weft__transport_filter_forces(&s->filter, c->name);
+    if (needs_unmet(s, c)) {
+        dlclose(dl);
+        return;
+    }
     if (!s->core) {
         c->state = WEFT__PLUGIN_USABLE;
         WEFT_INFO(PLUGIN, "%s: usable (not initialised)", c->path);
@@ -740,22 +775,61 @@ out_free:
     return rc;
 }
 
-weft_result_t weft__plugins_load(const weft_transport_core_t *core, weft__plugin_set_t *set)
+weft_result_t weft__plugins_load_topo(const weft_transport_core_t *core, const weft__topo_t *topo,
+                                      weft__plugin_set_t *set)
 {
     weft__plugin_config_t cfg;
 
     if (!core)
         return weft__error(WEFT_ERR_INVALID_ARG, "plugin load: core is NULL");
     weft__plugin_config_from_env(&cfg);
+    cfg.topo = topo;
     return weft__plugins_open(&cfg, core, set);
 }
 
-weft_result_t weft__plugins_scan(weft__plugin_set_t *set)
+weft_result_t weft__plugins_load(const weft_transport_core_t *core, weft__plugin_set_t *set)
+{
+    return weft__plugins_load_topo(core, NULL, set);
+}
+
+weft_result_t weft__plugins_scan_topo(const weft__topo_t *topo, weft__plugin_set_t *set)
 {
     weft__plugin_config_t cfg;
 
     weft__plugin_config_from_env(&cfg);
+    cfg.topo = topo;
     return weft__plugins_open(&cfg, NULL, set);
+}
+
+weft_result_t weft__plugins_scan(weft__plugin_set_t *set)
+{
+    return weft__plugins_scan_topo(NULL, set);
+}
+
+void weft__plugins_drop(weft__plugin_set_t *set, int i, const char *why)
+{
+    weft__plugin_t *pl = &set->plugins[i];
+    weft_result_t rc;
+
+    for (int j = 0; j < set->ncandidates; j++)
+        if (!strcmp(set->candidates[j].path, pl->path))
+            set_reason(&set->candidates[j], WEFT__PLUGIN_REFUSED, "not applicable: %s", why);
+    weft__clear_error();
+    rc = pl->ops->finalize(pl->ctx);
+    if (rc != WEFT_SUCCESS)
+        WEFT_WARN(PLUGIN, "%s: finalize failed: %s (%s)", pl->path, weft_strerror(rc),
+                  plugin_error());
+    if (dlclose(pl->dl) != 0)
+        WEFT_WARN(PLUGIN, "%s: dlclose failed: %s", pl->path, dlerror());
+    pthread_mutex_destroy(&pl->lock);
+    /* No thread holds these locks yet (no peer uses a plugin), and a
+     * mutex must not be copied: each moved plugin gets a fresh one. */
+    for (int j = i; j < set->n - 1; j++) {
+        set->plugins[j] = set->plugins[j + 1];
+        pthread_mutex_init(&set->plugins[j].lock, NULL);
+    }
+    set->n--;
+    memset(&set->plugins[set->n], 0, sizeof(set->plugins[set->n]));
 }
 
 void weft__plugins_unload(weft__plugin_set_t *set)

@@ -18,7 +18,12 @@
  * file's name, points only into loaded objects, and has every required
  * function. Then init() runs: WEFT_ERR_UNSUPPORTED means the transport
  * does not apply here (REFUSED, logged at INFO), any other error is
- * INIT_FAILED. Every skipped file is logged at WARN with the file and the
+ * INIT_FAILED. When a topology is given, a transport whose needs
+ * (WEFT_TRANSPORT_NEED_*) the machine does not meet is not initialised
+ * (REFUSED, "not applicable: <need that failed>") unless WEFT_TRANSPORTS
+ * names it (forced: it is started anyway, with a warning).
+ * NEED_LOCAL_PEER is left to weft__plugins_drop once the job is known.
+ * Every skipped file is logged at WARN with the file and the
  * reason (DENIED, SHADOWED and REFUSED only at INFO);
  * WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=PLUGIN shows every candidate.
  *
@@ -32,6 +37,7 @@
 
 #include "weft.h"
 #include "weft/transport.h"
+#include "topo/topo.h"
 
 #define WEFT__PLUGIN_NAME_MAX 32
 #define WEFT__PLUGIN_MAX 16
@@ -58,6 +64,9 @@ typedef struct weft__plugin_candidate {
     char reason[512];
     /* The plugin's one-line description, once its table passed the checks. */
     char description[128];
+    /* WEFT_TRANSPORT_NEED_* of its table (0 for tables without the field). */
+    uint64_t needs;
+    int forced;                      /* named by WEFT_TRANSPORTS (not "^...") */
 } weft__plugin_candidate_t;
 
 /* Where a folder of the search came from, and what came of it. */
@@ -87,6 +96,8 @@ typedef struct weft__plugin {
     const weft_transport_v1_t *ops;
     void *ctx;                       /* from ops->init */
     weft_transport_caps_t caps;
+    uint64_t needs;                  /* as the candidate's */
+    int forced;
     /* The ABI promises plugins one caller at a time per ctx. */
     pthread_mutex_t lock;
 } weft__plugin_t;
@@ -115,6 +126,9 @@ typedef struct weft__transport_filter {
  * quoting the list; *out is written only on success. */
 weft_result_t weft__transport_filter_parse(const char *spec, weft__transport_filter_t *out);
 int weft__transport_filter_allows(const weft__transport_filter_t *f, const char *name);
+/* 1 when f is a list of names to take ("a,b", not "^a") that holds name:
+ * the user asked for that transport by name. */
+int weft__transport_filter_forces(const weft__transport_filter_t *f, const char *name);
 
 /* 1 when name[0..len) is a plugin name: 1 to WEFT__PLUGIN_NAME_MAX - 1
  * ASCII letters, digits, '-' and '_'. */
@@ -129,6 +143,7 @@ typedef struct weft__plugin_config {
     const char *path;          /* colon list searched first (WEFT_PLUGIN_PATH), may be NULL */
     const char *transports;    /* filter (WEFT_TRANSPORTS), may be NULL */
     int no_default_dirs;       /* 1: search only path, not beside the loader nor WEFT_PLUGIN_DIR */
+    const weft__topo_t *topo;  /* judge needs against it; NULL: take every plugin */
 } weft__plugin_config_t;
 
 /* The configuration the environment gives (pointers into environ). */
@@ -158,6 +173,17 @@ weft_result_t weft__plugins_load(const weft_transport_core_t *core, weft__plugin
  * lists candidates, dlopens and checks them, but initialises nothing
  * (state USABLE for those init would be tried on). */
 weft_result_t weft__plugins_scan(weft__plugin_set_t *set);
+/* The same, judging the plugins' needs against topo (may be NULL). */
+weft_result_t weft__plugins_load_topo(const weft_transport_core_t *core, const weft__topo_t *topo,
+                                      weft__plugin_set_t *set);
+weft_result_t weft__plugins_scan_topo(const weft__topo_t *topo, weft__plugin_set_t *set);
+
+/* Finalises and dlcloses loaded plugin i (a need turned out unmet once the
+ * job was known), marks its candidate REFUSED with "not applicable: why",
+ * and closes the gap in set->plugins. Only before any peer points at a
+ * plugin: later plugins move down by one. */
+void weft__plugins_drop(weft__plugin_set_t *set, int i, const char *why);
+
 /* Fills core's struct_size and its log, set_error and get_param services
  * (plugin_services.c); the caller sets the rest. */
 void weft__transport_core_defaults(weft_transport_core_t *core);

@@ -91,3 +91,8 @@ int weft__transport_filter_allows(const weft__transport_filter_t *f, const char 
         listed = !strcmp(f->names[i], name);
     return f->deny ? !listed : listed;
 }
+
+int weft__transport_filter_forces(const weft__transport_filter_t *f, const char *name)
+{
+    return !f->deny && f->n > 0 && weft__transport_filter_allows(f, name);
+}

@@ -30,6 +30,7 @@ typedef struct bench_opts {
     const char *csv;          /* --csv FILE */
     const char *json;         /* --json FILE */
     const char *plot;         /* --plot FILE.svg */
+    const char *tune;         /* --tune FILE */
     const char *algo;         /* -a, for the reports */
 } bench_opts_t;
 
@@ -40,6 +41,11 @@ typedef struct bench_result {
     double t_us[2];           /* out of place, in place */
     long long wrong[2];
 } bench_result_t;
+
+/* bench_tune.c: --tune. Before weft_init; then measures the tuner's
+ * parameters and writes them to path (rank 0); 0 on success. */
+void bench_tune_prepare(void);
+int bench_tune(weft_comm_t world, const char *path);
 
 /* bench_ops.c: the operations. */
 const char *bench_kind_name(bench_kind_t k);

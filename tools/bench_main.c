@@ -35,6 +35,8 @@ static void usage(FILE *f)
           "      --csv FILE        also write one line per measurement to FILE\n"
           "      --json FILE       also write every measurement to FILE as JSON\n"
           "      --plot FILE       draw busbw against size, one line per operation (SVG)\n"
+          "      --tune FILE       measure the tuner's parameters, write them to FILE for\n"
+          "                        WEFT_TUNE_FILE, print the predicted times, and exit\n"
           "  -h, --help\n", f);
 }
 
@@ -100,6 +102,7 @@ static void parse(int argc, char **argv, bench_opts_t *o)
         { "warmup", required_argument, NULL, 'w' }, { "iters", required_argument, NULL, 'n' },
         { "algo", required_argument, NULL, 'a' }, { "csv", required_argument, NULL, 'C' },
         { "json", required_argument, NULL, 'J' }, { "plot", required_argument, NULL, 'P' },
+        { "tune", required_argument, NULL, 'T' },
         { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
     };
     const char *ops = "allreduce", *algo = NULL;
@@ -137,6 +140,7 @@ static void parse(int argc, char **argv, bench_opts_t *o)
         case 'C': o->csv = optarg; break;
         case 'J': o->json = optarg; break;
         case 'P': o->plot = optarg; break;
+        case 'T': o->tune = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); exit(2);
         }
@@ -248,7 +252,15 @@ int main(int argc, char **argv)
     int n;
 
     parse(argc, argv, &o);
+    if (o.tune)
+        bench_tune_prepare();
     check(weft_init(NULL, &world), "weft_init");
+    if (o.tune) {
+        int failed = bench_tune(world, o.tune);
+
+        weft_comm_destroy(world);
+        return failed;
+    }
     check(weft_comm_rank(world, &rank), "weft_comm_rank");
     check(weft_comm_size(world, &n), "weft_comm_size");
     if (o.root >= n)

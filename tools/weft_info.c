@@ -6,7 +6,9 @@
  * with a core that describes a job of one rank, so what is printed is what
  * weft_init would see on this node, refusals and their reasons included.
  * The library's log is off unless WEFT_DEBUG asks for it: every skipped
- * plugin is in the table already.
+ * plugin is in the table already. The topology is loaded as weft_init
+ * loads it (hwloc, or WEFT_TOPO_FILE), and the plugins' needs are judged
+ * against it; --xml and --dot print only the topology.
  */
 #include "config.h"
 
@@ -22,8 +24,12 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/plugin.h"
+#include "topo/topo.h"
 
 #define EXIT_USAGE 2
+/* Long options without a short form. */
+#define OPT_XML 256
+#define OPT_DOT 257
 
 /* ----------------------------------------------- a core of one rank */
 
@@ -178,6 +184,14 @@ static void print_candidates(const weft__plugin_set_t *set, int no_init)
             printf(DETAIL_INDENT "%s\n", reason);
         else if (c->description[0])
             printf(DETAIL_INDENT "%s\n", c->description);
+        if (c->needs || c->state == WEFT__PLUGIN_LOADED || c->state == WEFT__PLUGIN_USABLE) {
+            char needs[128];
+
+            weft__topo_needs_string(c->needs, needs, sizeof(needs));
+            printf(DETAIL_INDENT "needs: %s%s\n", needs,
+                   c->needs & WEFT_TRANSPORT_NEED_LOCAL_PEER ? " (a local peer is judged "
+                   "by weft_init, once the job is known)" : "");
+        }
         if (pl)
             print_caps(&pl->caps);
     }
@@ -186,15 +200,20 @@ static void print_candidates(const weft__plugin_set_t *set, int no_init)
 static void usage(FILE *out, const char *prog)
 {
     fprintf(out,
-            "Usage: %s [-n] [-h] [-V]\n"
+            "Usage: %s [-n] [-t | --xml | --dot] [-h] [-V]\n"
             "Print weft's version and build configuration, the folders searched for\n"
-            "transport plugins, and what became of each plugin found.\n"
+            "transport plugins, what became of each plugin found, and the topology\n"
+            "of this node as weft sees it.\n"
             "\n"
             "  -n, --no-init   check the plugins without initialising them\n"
+            "  -t, --topology  print only the topology summary\n"
+            "      --xml       print only the topology, as hwloc XML\n"
+            "      --dot       print only the topology, as a graphviz graph\n"
             "  -h, --help      print this help and exit\n"
             "  -V, --version   print the version and exit\n"
             "\n"
-            "Reads WEFT_PLUGIN_PATH and WEFT_TRANSPORTS as weft_init does; WEFT_DEBUG\n"
+            "Reads WEFT_PLUGIN_PATH, WEFT_TRANSPORTS and WEFT_TOPO_FILE as weft_init\n"
+            "does; WEFT_DEBUG\n"
             "shows the library's log as well. Exit status: 0 when at least one transport\n"
             "is usable, 1 when none is, 2 for a wrong command line.\n",
             prog);
@@ -204,19 +223,33 @@ int main(int argc, char **argv)
 {
     static const struct option options[] = {
         { "no-init", no_argument, NULL, 'n' },
+        { "topology", no_argument, NULL, 't' },
+        { "xml", no_argument, NULL, OPT_XML },
+        { "dot", no_argument, NULL, OPT_DOT },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     weft__plugin_set_t *set;
     weft_transport_core_t core;
-    int no_init = 0, usable = 0, opt;
+    weft__topo_t *topo = NULL;
+    int no_init = 0, usable = 0, opt, export = 0;
     weft_result_t rc;
 
-    while ((opt = getopt_long(argc, argv, "nhV", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "nthV", options, NULL)) != -1) {
         switch (opt) {
         case 'n':
             no_init = 1;
+            break;
+        case 't':
+        case OPT_XML:
+        case OPT_DOT:
+            if (export && export != opt) {
+                fprintf(stderr, "%s: --topology, --xml and --dot exclude each other\n",
+                        argv[0]);
+                return EXIT_USAGE;
+            }
+            export = opt;
             break;
         case 'h':
             usage(stdout, argv[0]);
@@ -241,22 +274,44 @@ int main(int argc, char **argv)
         setenv("WEFT_DEBUG", "NONE", 0);
     weft__log_init();
 
+    rc = weft__topo_load(&topo);
+    if (rc != WEFT_SUCCESS) {
+        fprintf(stderr, "%s: %s\n", argv[0], weft_last_error());
+        return 1;
+    }
+    if (export == 't') {
+        weft__topo_print(topo, stdout, "");
+        weft__topo_free(topo);
+        return 0;
+    }
+    if (export) {
+        rc = export == OPT_XML ? weft__topo_write_xml(topo, stdout)
+                               : weft__topo_write_dot(topo, stdout);
+        if (rc != WEFT_SUCCESS)
+            fprintf(stderr, "%s: %s\n", argv[0], weft_last_error());
+        weft__topo_free(topo);
+        return rc == WEFT_SUCCESS ? 0 : 1;
+    }
     set = calloc(1, sizeof(*set));
     if (!set) {
         fprintf(stderr, "%s: out of memory\n", argv[0]);
+        weft__topo_free(topo);
         return 1;
     }
     printf("weft %d.%d.%d\n\n", WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, WEFT_VERSION_PATCH);
     print_build();
     printf("\n");
     info_core_init(&core);
-    rc = no_init ? weft__plugins_scan(set) : weft__plugins_load(&core, set);
+    rc = no_init ? weft__plugins_scan_topo(topo, set) : weft__plugins_load_topo(&core, topo, set);
     if (rc == WEFT_ERR_INVALID_ARG || rc == WEFT_ERR_NO_MEMORY) {
         fprintf(stderr, "%s: %s\n", argv[0], weft_last_error());
         weft__plugins_unload(set);
         free(set);
+        weft__topo_free(topo);
         return 1;
     }
+    weft__topo_print(topo, stdout, "");
+    printf("\n");
     print_dirs(set);
     printf("\n");
     print_candidates(set, no_init);
@@ -274,5 +329,6 @@ int main(int argc, char **argv)
                rc == WEFT_ERR_PLUGIN ? weft_last_error() : "no usable transport");
     weft__plugins_unload(set);
     free(set);
+    weft__topo_free(topo);
     return usable ? 0 : 1;
 }

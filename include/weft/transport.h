@@ -125,6 +125,24 @@ enum {
 #define WEFT_TRANSPORT_CAP_MPROBE (1ull << 1)   /* improbe + imrecv */
 #define WEFT_TRANSPORT_CAP_SELF (1ull << 2)     /* reaches the own rank */
 
+/* What a transport needs to be of use (weft_transport_v1_t.needs), as
+ * bits. The core initialises a transport only where all its needs are met
+ * and lists the others as "not applicable" with the need that failed
+ * (logs, weft-info); WEFT_TRANSPORTS naming a transport forces it, with a
+ * warning. Hardware needs are judged from the topology (hwloc): a weft
+ * built without hwloc cannot judge them and leaves the decision to init.
+ * LOCAL_PEER is judged after the rendezvous: such a transport is
+ * initialised, and finalised again when no other rank shares the node;
+ * its address stays in the rank's published record, so such a transport
+ * must reach only ranks of its own node (WEFT_TRANSPORT_REACH_NODE). */
+#define WEFT_TRANSPORT_NEEDS_NONE 0ull                 /* usable anywhere (sockets) */
+#define WEFT_TRANSPORT_NEED_LOCAL_PEER (1ull << 0)     /* another rank on this node (shm) */
+#define WEFT_TRANSPORT_NEED_RDMA_PORT (1ull << 1)      /* an OpenFabrics device with an
+                                                        * active port (verbs) */
+#define WEFT_TRANSPORT_NEED_CUDA_GPU (1ull << 2)       /* an NVIDIA GPU (CUDA IPC) */
+#define WEFT_TRANSPORT_NEED_GPU_NIC_SWITCH (1ull << 3) /* a GPU and an RDMA NIC below one
+                                                        * PCI switch (GPUDirect RDMA) */
+
 /* How a transport reaches a peer (reach()). */
 typedef enum weft_transport_reach {
     WEFT_TRANSPORT_REACH_NONE = 0, /* cannot reach it */
@@ -235,7 +253,18 @@ typedef struct weft_transport_v1 {
     weft_result_t (*put)(void *ctx, int peer, const void *buf, size_t len, void *mhandle,
                          uint64_t remote_addr, const void *rkey, size_t rkey_len,
                          void **req);
+
+    /* Added within ABI 1, after weft 0.1: WEFT_TRANSPORT_NEED_* bits. The core
+     * reads it only when struct_size covers it, so a table built against
+     * an older transport.h, which ends at put, still loads and needs
+     * nothing. Fields added later follow the same rule. */
+    uint64_t needs;
 } weft_transport_v1_t;
+
+/* Size of a weft_transport_v1_t of the first ABI 1 headers (up to put):
+ * the least struct_size the core accepts. */
+#define WEFT_TRANSPORT_V1_MIN_SIZE \
+    (offsetof(weft_transport_v1_t, put) + sizeof(((weft_transport_v1_t *)0)->put))
 
 #ifdef __cplusplus
 }

@@ -421,4 +421,6 @@ __attribute__((visibility("default"))) const weft_transport_v1_t weft_transport_
     .imrecv = weft__sock_imrecv,
     .mem_export = NULL,
     .put = NULL,
+    /* Any IP network will do, loopback included. */
+    .needs = WEFT_TRANSPORT_NEEDS_NONE,
 };

@@ -12,6 +12,10 @@
  *   BROKEN_OVERSIZE  oversize  struct_size claims more than the object holds
  *   BROKEN_BADPTR    badptr    name points into no loaded object
  *   BROKEN_NONE      stub      no fault: starts, moves nothing, logs finalize
+ *   BROKEN_NEEDGDR   needgdr   no fault; needs a GPU and an RDMA NIC under one switch
+ *   BROKEN_NEEDLOCAL needlocal no fault; needs another rank on the node
+ *   BROKEN_OLDABI    oldabi    no fault; a table of the first ABI 1 headers (ending
+ *                              at put): its needs field, set, must be ignored
  *
  * The texts the test looks for are defined here once.
  */
@@ -41,6 +45,12 @@
 #define NAME "badptr"
 #elif defined(BROKEN_NONE)
 #define NAME "stub"
+#elif defined(BROKEN_NEEDGDR)
+#define NAME "needgdr"
+#elif defined(BROKEN_NEEDLOCAL)
+#define NAME "needlocal"
+#elif defined(BROKEN_OLDABI)
+#define NAME "oldabi"
 #else
 #error "define one BROKEN_<FAULT>"
 #endif
@@ -171,6 +181,8 @@ const weft_transport_v1_t TABLE_SYMBOL = {
 #endif
 #if defined(BROKEN_OVERSIZE)
     .struct_size = sizeof(weft_transport_v1_t) + 64,
+#elif defined(BROKEN_OLDABI)
+    .struct_size = WEFT_TRANSPORT_V1_MIN_SIZE,
 #else
     .struct_size = sizeof(weft_transport_v1_t),
 #endif
@@ -202,4 +214,13 @@ const weft_transport_v1_t TABLE_SYMBOL = {
     .cancel = b_cancel,
     .progress = b_progress,
     .get_wait_fd = b_get_wait_fd,
+#if defined(BROKEN_NEEDGDR)
+    .needs = WEFT_TRANSPORT_NEED_GPU_NIC_SWITCH,
+#elif defined(BROKEN_NEEDLOCAL)
+    .needs = WEFT_TRANSPORT_NEED_LOCAL_PEER,
+#elif defined(BROKEN_OLDABI)
+    /* Beyond struct_size: a loader that read it would refuse the plugin
+     * on every node without a GPU. */
+    .needs = WEFT_TRANSPORT_NEED_CUDA_GPU,
+#endif
 };

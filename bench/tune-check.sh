@@ -1,0 +1,94 @@
+#!/bin/sh
+# tune-check.sh: does the tuner pick the fastest algorithm? For each
+# operation, runs weft-bench once with the tuner's choice and once forcing
+# each algorithm (-a), in one go, and prints per size every time (us, out
+# of place), the fastest, and the tuner's time over the fastest one's.
+# The runs take turns, REPS rounds of them, and each time is the best of
+# its rounds, so that a burst of load on a shared machine does not land on
+# one algorithm only.
+#
+#   bench/tune-check.sh [-n RANKS] [-b MIN] [-e MAX] [-r REPS] [OPS...]
+#
+# Run from the build tree (it uses tools/weftrun and tools/weft-bench and
+# the sockets plugin there); extra weft-bench options in BENCH_OPTS.
+set -e
+
+ranks=4 min=8 max=32M reps=3
+while getopts n:b:e:r: opt; do
+    case $opt in
+    n) ranks=$OPTARG ;;
+    b) min=$OPTARG ;;
+    e) max=$OPTARG ;;
+    r) reps=$OPTARG ;;
+    *) echo "usage: $0 [-n RANKS] [-b MIN] [-e MAX] [-r REPS] [OPS...]" >&2; exit 2 ;;
+    esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || set -- allreduce allgather reduce_scatter
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+: "${WEFT_PLUGIN_PATH:=$top/plugins/sockets/.libs}"
+export WEFT_PLUGIN_PATH
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+algos_of() {
+    case $1 in
+    allreduce) echo ring rd rabenseifner hier ;;
+    allgather) echo ring bruck hier ;;
+    reduce_scatter) echo ring rd ;;
+    bcast|broadcast) echo binomial hier ;;
+    reduce) echo binomial hier ;;
+    alltoall) echo pairwise scattered ;;
+    esac
+}
+
+for op in "$@"; do
+    names="tuner $(algos_of "$op")"
+    r=0
+    while [ $r -lt "$reps" ]; do
+        for a in $names; do
+            force=
+            [ "$a" = tuner ] || force="-a $a"
+            # shellcheck disable=SC2086
+            "$top/tools/weftrun" -n "$ranks" "$top/tools/weft-bench" -o "$op" -b "$min" \
+                -e "$max" $force $BENCH_OPTS --csv "$tmp/$op.$a.$r.csv" >/dev/null
+        done
+        r=$((r + 1))
+    done
+    echo "# $op, $ranks ranks: time (us) per algorithm, tuner / fastest"
+    for a in $names; do
+        echo "$a"
+    done | awk -v dir="$tmp" -v op="$op" -v reps="$reps" '
+        { name[NR] = $1; n = NR }
+        END {
+            for (i = 1; i <= n; i++)
+                for (r = 0; r < reps; r++) {
+                    f = dir "/" op "." name[i] "." r ".csv"
+                    while ((getline line < f) > 0) {
+                        split(line, v, ",")
+                        if (v[8] != "out-of-place")
+                            continue
+                        if (!(v[3] in seen)) { seen[v[3]] = 1; sizes[++ns] = v[3] }
+                        if (!((v[3], i) in t) || v[9] < t[v[3], i])
+                            t[v[3], i] = v[9]
+                    }
+                    close(f)
+                }
+            printf "%10s", "bytes"
+            for (i = 1; i <= n; i++)
+                printf " %12s", name[i]
+            printf " %12s %7s\n", "fastest", "ratio"
+            for (s = 1; s <= ns; s++) {
+                z = sizes[s]; best = 0
+                printf "%10s", z
+                for (i = 1; i <= n; i++) {
+                    printf " %12.1f", t[z, i]
+                    if (i > 1 && (best == 0 || t[z, i] < t[z, best]))
+                        best = i
+                }
+                printf " %12s %7.2f%s\n", name[best], t[z, 1] / t[z, best],
+                       (t[z, 1] > 1.1 * t[z, best] ? "  >10%" : "")
+            }
+        }'
+done

@@ -1,0 +1,363 @@
+/*
+ * test_tune.c: the tuner's cost model, choices and cache file.
+ *
+ * Predicted times grow with the message; the model picks the textbook
+ * algorithm where the textbook is clear (log-step algorithms for tiny
+ * messages, bandwidth-optimal ones for huge ones, node-aware ones across
+ * nodes when the flat ones would cross the network at every step);
+ * identical parameters give identical choices, through a communicator's
+ * cache too; a cache file round-trips exactly and a malformed one is
+ * WEFT_ERR_INVALID_ARG naming the file and what is wrong.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/coll.h"
+#include "core/comm.h"
+#include "core/error.h"
+#include "core/tune.h"
+
+/* Shapes: one node, contiguous pow2 nodes, nodes interleaved round-robin,
+ * nodes of 6 ranks, one rank a node, odd counts. */
+static const weft__tune_shape_t shapes[] = {
+    { 8, 1, 8, 1 }, { 16, 4, 4, 1 }, { 16, 4, 4, 0 }, { 24, 4, 6, 1 }, { 4, 4, 1, 1 },
+    { 2, 1, 2, 1 }, { 7, 1, 7, 1 }, { 12, 3, 4, 1 }, { 1, 1, 1, 1 },
+};
+#define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
+
+/* Textbook figures: a microsecond-class network, a faster node. */
+static void textbook(weft__tune_params_t *p)
+{
+    p->intra.alpha = 2e-6;
+    p->intra.beta = 0.05e-9;
+    p->inter.alpha = 10e-6;
+    p->inter.beta = 0.1e-9;
+    p->gamma = 0.05e-9;
+}
+
+static const char *best_name(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                             weft__coll_kind_t kind, size_t bytes)
+{
+    size_t n;
+    const weft__coll_algo_t *algos = weft__coll_algos(&n);
+    int i = weft__tune_best(p, s, (int)kind, bytes, 1, 0, NULL);
+
+    assert_true(i >= 0 && (size_t)i < n);
+    return algos[i].name;
+}
+
+static void cost_grows_with_bytes(void **state)
+{
+    weft__tune_params_t params[2];
+    size_t n, modelled = 0;
+    const weft__coll_algo_t *algos = weft__coll_algos(&n);
+
+    (void)state;
+    weft__tune_defaults(&params[0]);
+    textbook(&params[1]);
+    for (size_t i = 0; i < n; i++) {
+        weft__tune_cost_fn cost = weft__tune_cost_of(algos[i].op_name, algos[i].name);
+
+        if (!cost)
+            continue;
+        modelled++;
+        for (size_t pi = 0; pi < 2; pi++)
+            for (size_t s = 0; s < NSHAPES; s++) {
+                double prev = cost(&params[pi], &shapes[s], 0);
+
+                assert_true(prev >= 0);
+                for (size_t bytes = 1; bytes <= ((size_t)1 << 34); bytes *= 2) {
+                    double t = cost(&params[pi], &shapes[s], bytes);
+
+                    if (t < prev)
+                        fail_msg("%s:%s at %d ranks: %g s for %zu bytes < %g s for less",
+                                 algos[i].op_name, algos[i].name, shapes[s].ranks, t, bytes,
+                                 prev);
+                    prev = t;
+                }
+            }
+    }
+    /* Every algorithm of today's table has a model. */
+    assert_int_equal(modelled, n);
+}
+
+static void tiny_messages_take_log_steps(void **state)
+{
+    weft__tune_params_t p;
+    const weft__tune_shape_t one_node = { 8, 1, 8, 1 };
+
+    (void)state;
+    textbook(&p);
+    assert_string_equal(best_name(&p, &one_node, WEFT__COLL_ALLREDUCE, 8), "rd");
+    assert_string_equal(best_name(&p, &one_node, WEFT__COLL_ALLGATHER, 8), "bruck");
+    assert_string_equal(best_name(&p, &one_node, WEFT__COLL_REDUCE_SCATTER, 64), "rd");
+    assert_string_equal(best_name(&p, &one_node, WEFT__COLL_ALLTOALL, 64), "scattered");
+    weft__tune_defaults(&p);
+    assert_string_equal(best_name(&p, &one_node, WEFT__COLL_ALLREDUCE, 8), "rd");
+    assert_string_equal(best_name(&p, &one_node, WEFT__COLL_ALLGATHER, 8), "bruck");
+}
+
+static void huge_messages_take_bandwidth_optimal(void **state)
+{
+    weft__tune_params_t p;
+    const weft__tune_shape_t one_node = { 8, 1, 8, 1 }, odd = { 7, 1, 7, 1 };
+    const char *name;
+
+    (void)state;
+    textbook(&p);
+    name = best_name(&p, &one_node, WEFT__COLL_ALLREDUCE, (size_t)256 << 20);
+    if (strcmp(name, "ring") && strcmp(name, "rabenseifner"))
+        fail_msg("allreduce of 256 MiB at 8 ranks chose %s", name);
+    /* Beyond a power of two, Rabenseifner's fold moves the whole vector
+     * twice more: the ring wins. */
+    assert_string_equal(best_name(&p, &odd, WEFT__COLL_ALLREDUCE, (size_t)256 << 20), "ring");
+    assert_string_equal(best_name(&p, &one_node, WEFT__COLL_ALLGATHER, (size_t)32 << 20), "ring");
+    assert_string_equal(best_name(&p, &one_node, WEFT__COLL_REDUCE_SCATTER, (size_t)256 << 20),
+                        "ring");
+    assert_string_equal(best_name(&p, &one_node, WEFT__COLL_ALLTOALL, (size_t)256 << 20),
+                        "pairwise");
+}
+
+static void small_across_nodes_takes_hierarchical(void **state)
+{
+    weft__tune_params_t p;
+    const weft__tune_shape_t interleaved = { 16, 4, 4, 0 }, six = { 24, 4, 6, 1 },
+                             one_each = { 4, 4, 1, 1 }, one_node = { 8, 1, 8, 1 };
+
+    (void)state;
+    textbook(&p);
+    /* The flat algorithms would cross between nodes at every step. */
+    assert_string_equal(best_name(&p, &interleaved, WEFT__COLL_ALLREDUCE, 8), "hier");
+    assert_string_equal(best_name(&p, &interleaved, WEFT__COLL_BARRIER, 0), "hier");
+    assert_string_equal(best_name(&p, &interleaved, WEFT__COLL_BCAST, 64), "hier");
+    assert_string_equal(best_name(&p, &six, WEFT__COLL_ALLREDUCE, 8), "hier");
+    assert_string_equal(best_name(&p, &six, WEFT__COLL_REDUCE, 8), "hier");
+    /* Node-aware algorithms need several ranks on several nodes. */
+    assert_string_equal(best_name(&p, &one_each, WEFT__COLL_ALLREDUCE, 8), "rd");
+    assert_string_equal(best_name(&p, &one_node, WEFT__COLL_BCAST, 8), "binomial");
+    weft__tune_defaults(&p);
+    assert_string_equal(best_name(&p, &interleaved, WEFT__COLL_ALLREDUCE, 8), "hier");
+}
+
+static void bruck_and_node_aware_allgather_need_even_blocks(void **state)
+{
+    weft__tune_params_t p;
+    const weft__tune_shape_t one_node = { 8, 1, 8, 1 }, nodes = { 16, 4, 4, 1 };
+    size_t n;
+    const weft__coll_algo_t *algos = weft__coll_algos(&n);
+    int i;
+
+    (void)state;
+    textbook(&p);
+    i = weft__tune_best(&p, &one_node, WEFT__COLL_ALLGATHER, 8, 0, 0, NULL);
+    assert_string_equal(algos[i].name, "ring");
+    i = weft__tune_best(&p, &nodes, WEFT__COLL_ALLGATHER, 8, 0, 0, NULL);
+    assert_string_equal(algos[i].name, "ring");
+    /* Only flat algorithms when asked (the node-aware allreduce's inner
+     * phase). */
+    i = weft__tune_best(&p, &shapes[2], WEFT__COLL_ALLREDUCE, 8, 1, 1, NULL);
+    assert_false(algos[i].hierarchical);
+    /* An operation without algorithms to choose from. */
+    assert_int_equal(weft__tune_best(&p, &one_node, WEFT__COLL_SCAN, 8, 1, 0, NULL), -1);
+}
+
+/* A communicator as weft__tune_pick sees it: size, node map, instance. */
+static void fake_comm(struct weft_comm *c, weft__instance_t *inst, const weft__tune_shape_t *s)
+{
+    memset(c, 0, sizeof(*c));
+    c->inst = inst;
+    c->size = s->ranks;
+    c->nodes.nnodes = s->nodes;
+    c->nodes.max_per_node = s->per_node;
+    c->nodes.contiguous = s->contiguous;
+}
+
+static void identical_parameters_identical_choices(void **state)
+{
+    weft__instance_t *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+    struct weft_comm ca, cb;
+
+    (void)state;
+    assert_non_null(a);
+    assert_non_null(b);
+    weft__tune_defaults(&a->tune);
+    a->tune.inter.alpha = 7.25e-6; /* not the defaults: a measured set */
+    memcpy(&b->tune, &a->tune, sizeof(a->tune));
+    for (size_t s = 0; s < NSHAPES; s++) {
+        fake_comm(&ca, a, &shapes[s]);
+        fake_comm(&cb, b, &shapes[s]);
+        for (int k = 0; k < WEFT__COLL_NKINDS; k++)
+            for (int even = 0; even < 2; even++)
+                for (int bit = 0; bit < 40; bit++) {
+                    size_t bytes = ((size_t)1 << bit) - (bit > 2 ? 3 : 0);
+                    int pa = weft__tune_pick(&ca, k, bytes, even);
+
+                    /* Twice: the second answer comes from the cache. */
+                    assert_int_equal(pa, weft__tune_pick(&ca, k, bytes, even));
+                    assert_int_equal(pa, weft__tune_pick(&cb, k, bytes, even));
+                    /* The bucket's choice is the one predicted for its top. */
+                    assert_int_equal(pa, weft__tune_best(&a->tune, &shapes[s], k,
+                                                         (size_t)1 << weft__tune_bucket(bytes),
+                                                         even, 0, NULL));
+                }
+        weft__tune_comm_free(&ca);
+        weft__tune_comm_free(&cb);
+        assert_null(ca.tune);
+    }
+    free(a);
+    free(b);
+}
+
+static void size_buckets(void **state)
+{
+    (void)state;
+    assert_int_equal(weft__tune_bucket(0), 0);
+    assert_int_equal(weft__tune_bucket(1), 0);
+    assert_int_equal(weft__tune_bucket(2), 1);
+    assert_int_equal(weft__tune_bucket(3), 2);
+    assert_int_equal(weft__tune_bucket(4), 2);
+    assert_int_equal(weft__tune_bucket(5), 3);
+    assert_int_equal(weft__tune_bucket((size_t)1 << 20), 20);
+    assert_int_equal(weft__tune_bucket(((size_t)1 << 20) + 1), 21);
+    assert_int_equal(weft__tune_bucket(SIZE_MAX), 64);
+}
+
+static char *temp_path(void)
+{
+    static char path[64];
+
+    snprintf(path, sizeof(path), "/tmp/weft-test-tune-%d", (int)getpid());
+    return path;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void cache_file_round_trips(void **state)
+{
+    weft__tune_params_t p, q;
+    const char *path = temp_path();
+
+    (void)state;
+    textbook(&p);
+    p.intra.alpha = 1.0 / 3.0 * 1e-5; /* no short decimal form */
+    p.gamma = 0;                       /* allowed: free reductions */
+    assert_int_equal(weft__tune_save(path, &p), WEFT_SUCCESS);
+    weft__tune_defaults(&q);
+    assert_int_equal(weft__tune_load(path, &q), WEFT_SUCCESS);
+    assert_memory_equal(&p, &q, sizeof(p));
+    for (size_t s = 0; s < NSHAPES; s++)
+        for (int k = 0; k < WEFT__COLL_NKINDS; k++)
+            assert_int_equal(weft__tune_best(&p, &shapes[s], k, 4096, 1, 0, NULL),
+                             weft__tune_best(&q, &shapes[s], k, 4096, 1, 0, NULL));
+    /* Comments, blank lines and any order are fine. */
+    write_file(path, "# hand-edited\nweft-tune 1\n\ngamma 1e-10\ninter_beta 2e-10  # net\n"
+               "inter_alpha 3e-6\nintra_beta 4e-11\nintra_alpha 5e-7\n");
+    assert_int_equal(weft__tune_load(path, &q), WEFT_SUCCESS);
+    assert_true(q.inter.alpha == 3e-6 && q.intra.beta == 4e-11 && q.gamma == 1e-10);
+    unlink(path);
+    assert_int_equal(weft__tune_save("/nonexistent-dir/tune", &p), WEFT_ERR_SYSTEM);
+    assert_non_null(strstr(weft__get_error(), "/nonexistent-dir/tune"));
+}
+
+static void malformed_cache_file_is_refused(void **state)
+{
+    static const struct {
+        const char *text, *says;
+    } bad[] = {
+        { "", "empty" },
+        { "# only a comment\n", "empty" },
+        { "weft-tune 2\nintra_alpha 1e-6\n", "does not start with" },
+        { "intra_alpha 1e-6\n", "does not start with" },
+        { "weft-tune 1\nintra_alpha 1e-6\n", "lacks 'intra_beta'" },
+        { "weft-tune 1\nintra_alpha\n", "line 2" },
+        { "weft-tune 1\nintra_alpha fast\n", "line 2" },
+        { "weft-tune 1\nintra_alpha 1e-6 2e-6\n", "line 2" },
+        { "weft-tune 1\nintra_alpha -1e-6\n", "out of range" },
+        { "weft-tune 1\nintra_alpha 0\n", "out of range" },
+        { "weft-tune 1\nintra_alpha nan\n", "out of range" },
+        { "weft-tune 1\nintra_alpha inf\n", "out of range" },
+        { "weft-tune 1\nlatency 1e-6\n", "unknown key 'latency'" },
+        { "weft-tune 1\nintra_alpha 1e-6\nintra_alpha 2e-6\n", "given twice" },
+        { "\x7f" "ELF\x02\x01\x01\n\xff\xfe garbage", "does not start with" },
+    };
+    weft__tune_params_t p, before;
+    const char *path = temp_path();
+    char longline[1024];
+
+    (void)state;
+    weft__tune_defaults(&p);
+    before = p;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        write_file(path, bad[i].text);
+        assert_int_equal(weft__tune_load(path, &p), WEFT_ERR_INVALID_ARG);
+        if (!strstr(weft__get_error(), bad[i].says) || !strstr(weft__get_error(), path))
+            fail_msg("case %zu: '%s' lacks '%s' or the path", i, weft__get_error(),
+                     bad[i].says);
+        assert_memory_equal(&p, &before, sizeof(p));
+    }
+    memset(longline, 'x', sizeof(longline) - 1);
+    longline[sizeof(longline) - 1] = '\0';
+    write_file(path, longline);
+    assert_int_equal(weft__tune_load(path, &p), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft__get_error(), "too long"));
+    unlink(path);
+    assert_int_equal(weft__tune_load(path, &p), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft__get_error(), "cannot read"));
+    assert_int_equal(weft__tune_load(NULL, &p), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft__tune_load("", &p), WEFT_ERR_INVALID_ARG);
+    assert_memory_equal(&p, &before, sizeof(p));
+}
+
+static void table_prints_every_modelled_algorithm(void **state)
+{
+    weft__tune_params_t p;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    (void)state;
+    assert_non_null(f);
+    weft__tune_defaults(&p);
+    weft__tune_print_table(f, &p, &shapes[2]);
+    fclose(f);
+    assert_non_null(strstr(text, "16 ranks on 4 nodes"));
+    assert_non_null(strstr(text, "rabenseifner"));
+    assert_non_null(strstr(text, "-> hier"));
+    assert_non_null(strstr(text, "reduce_scatter"));
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(cost_grows_with_bytes),
+        cmocka_unit_test(tiny_messages_take_log_steps),
+        cmocka_unit_test(huge_messages_take_bandwidth_optimal),
+        cmocka_unit_test(small_across_nodes_takes_hierarchical),
+        cmocka_unit_test(bruck_and_node_aware_allgather_need_even_blocks),
+        cmocka_unit_test(identical_parameters_identical_choices),
+        cmocka_unit_test(size_buckets),
+        cmocka_unit_test(cache_file_round_trips),
+        cmocka_unit_test(malformed_cache_file_is_refused),
+        cmocka_unit_test(table_prints_every_modelled_algorithm),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

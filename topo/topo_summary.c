@@ -1,0 +1,136 @@
+/*
+ * topo_summary.c: the few facts about its place in the machine that each
+ * rank tells the others at init (topo.h), and how two ranks compare.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "topo/topo.h"
+
+/* The GPU a rank is closest to: its NUMA node's first, or when the
+ * binding spans nodes (or is unknown) the machine's first. */
+static const weft__topo_dev_t *rank_gpu(const weft__topo_t *topo)
+{
+    const weft__topo_dev_t *first = weft__topo_dev(topo, WEFT__TOPO_GPU, 0);
+
+    for (int i = 0; topo->bind_numa >= 0 && i < topo->ndevs; i++)
+        if (topo->devs[i].kind == WEFT__TOPO_GPU && topo->devs[i].numa == topo->bind_numa)
+            return &topo->devs[i];
+    return first;
+}
+
+/* Without a GPU: an active RDMA NIC beats any NIC, the binding's NUMA node
+ * beats the rest of the machine. */
+static const weft__topo_dev_t *rank_nic(const weft__topo_t *topo)
+{
+    const weft__topo_dev_t *best = NULL;
+    int best_score = 0;
+
+    for (int i = 0; i < topo->ndevs; i++) {
+        const weft__topo_dev_t *d = &topo->devs[i];
+        int score;
+
+        if (d->kind != WEFT__TOPO_NIC)
+            continue;
+        score = 1 + (d->rdma && d->active_ports != 0) * 2 +
+                (topo->bind_numa >= 0 && d->numa == topo->bind_numa) * 4;
+        if (score > best_score) {
+            best = d;
+            best_score = score;
+        }
+    }
+    return best;
+}
+
+void weft__topo_summarize(const weft__topo_t *topo, const char *host_id,
+                          weft__topo_summary_t *out)
+{
+    const weft__topo_dev_t *gpu, *nic;
+
+    memset(out, 0, sizeof(*out));
+    snprintf(out->host_id, sizeof(out->host_id), "%s", host_id ? host_id : "");
+    out->numa = topo->bind_numa;
+    out->package = -1;
+    for (int i = 0; i < topo->nnuma && i < WEFT__TOPO_NUMA_MAX; i++)
+        if (topo->numa_os[i] == topo->bind_numa)
+            out->package = topo->numa_package[i];
+    out->ngpus = (uint16_t)weft__topo_count(topo, WEFT__TOPO_GPU);
+    out->nnics = (uint16_t)weft__topo_count(topo, WEFT__TOPO_NIC);
+    for (int i = 0; i < topo->ndevs; i++)
+        out->nrdma_active += topo->devs[i].kind == WEFT__TOPO_NIC && topo->devs[i].rdma &&
+                             topo->devs[i].active_ports > 0;
+    gpu = rank_gpu(topo);
+    nic = gpu ? weft__topo_nearest_nic(topo, gpu, NULL) : rank_nic(topo);
+    if (gpu)
+        snprintf(out->gpu, sizeof(out->gpu), "%s", gpu->busid);
+    if (nic)
+        snprintf(out->nic, sizeof(out->nic), "%s", nic->name);
+}
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put_u16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
+
+static uint16_t get_u16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+/* Wire layout: numa, package (int32), ngpus, nnics, nrdma_active, 0
+ * (uint16), gpu, nic (NUL-padded). */
+void weft__topo_summary_encode(const weft__topo_summary_t *s, unsigned char *wire)
+{
+    memset(wire, 0, WEFT__TOPO_SUMMARY_WIRE);
+    put_u32(wire, (uint32_t)s->numa);
+    put_u32(wire + 4, (uint32_t)s->package);
+    put_u16(wire + 8, s->ngpus);
+    put_u16(wire + 10, s->nnics);
+    put_u16(wire + 12, s->nrdma_active);
+    memcpy(wire + 16, s->gpu, strnlen(s->gpu, WEFT__TOPO_BUSID_MAX - 1));
+    memcpy(wire + 16 + WEFT__TOPO_BUSID_MAX, s->nic, strnlen(s->nic, WEFT__TOPO_NAME_MAX - 1));
+}
+
+void weft__topo_summary_decode(const unsigned char *wire, const char *host_id,
+                               weft__topo_summary_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    snprintf(out->host_id, sizeof(out->host_id), "%s", host_id ? host_id : "");
+    out->numa = (int32_t)get_u32(wire);
+    out->package = (int32_t)get_u32(wire + 4);
+    out->ngpus = get_u16(wire + 8);
+    out->nnics = get_u16(wire + 10);
+    out->nrdma_active = get_u16(wire + 12);
+    memcpy(out->gpu, wire + 16, WEFT__TOPO_BUSID_MAX - 1);
+    memcpy(out->nic, wire + 16 + WEFT__TOPO_BUSID_MAX, WEFT__TOPO_NAME_MAX - 1);
+}
+
+unsigned weft__topo_shared(const weft__topo_summary_t *a, const weft__topo_summary_t *b)
+{
+    unsigned s = 0;
+
+    if (strcmp(a->host_id, b->host_id))
+        return 0;
+    s |= WEFT__TOPO_SHARE_NODE;
+    if (a->numa >= 0 && a->numa == b->numa)
+        s |= WEFT__TOPO_SHARE_NUMA;
+    if (a->gpu[0] && !strcmp(a->gpu, b->gpu))
+        s |= WEFT__TOPO_SHARE_GPU;
+    if (a->nic[0] && !strcmp(a->nic, b->nic))
+        s |= WEFT__TOPO_SHARE_NIC;
+    return s;
+}
