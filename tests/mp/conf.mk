@@ -35,7 +35,7 @@ CONF_TESTS = \
 # The long sweeps: every forced algorithm on every communicator with the
 # full matrix and the 1 Mi subset at 3, 4, 5 and 8 ranks; every operation x
 # dtype x operator at 1 Mi; every operation at 16 Mi (64 MiB and more);
-# counts around the thresholds of the automatic choice.
+# counts around the sizes where the automatic choice switches.
 CONF_LONG_TESTS = \
 	tests/mp/conf-long-flat-3.mp tests/mp/conf-long-flat-4.mp \
 	tests/mp/conf-long-flat-5.mp tests/mp/conf-long-flat-8.mp \
