@@ -50,7 +50,10 @@ done
 [ "$fail" = 0 ] && echo "transport matrix at $n ranks on $nhosts hosts: $local_transport inside hosts, sockets between"
 
 # 2. Collectives across the hosts.
-for prog in mp_coll mp_overlap "mp_comm split group node dup mesh"; do
+# conf: the conformance suite as conf-8.mp runs it (every communicator,
+# the 1 Mi subset), with shm and sockets mixed in one job.
+for prog in "conf --comms all --big 1048576" mp_coll mp_coll_v mp_overlap \
+    "mp_comm split group node dup mesh"; do
     # shellcheck disable=SC2086 # prog carries its arguments
     if netns_run "$nhosts" "$per_host" 240 $top/tests/mp/$prog; then
         echo "$prog: passed at $n ranks on $nhosts hosts"
