@@ -12,10 +12,42 @@
 #include "core/log.h"
 #include "core/request.h"
 
+/* Requests of one operation are recycled through a short list on their
+ * communicator: a blocking send or receive otherwise spends a calloc and
+ * a free on its request, as much as the transport spends on the message.
+ * The list needs no lock: a communicator is used by one thread at a time,
+ * and only that thread's calls recycle into it (weft__request_recycle). */
+#define WEFT_REQUEST_CACHE_MAX 8
+
+static struct weft_request *cache_pop(weft_comm_t comm)
+{
+    struct weft_request *req = comm->req_cache;
+
+    if (!req)
+        return NULL;
+    comm->req_cache = req->next_active;
+    comm->req_cache_len--;
+    memset(req, 0, sizeof(*req));
+    return req;
+}
+
+void weft__request_cache_drain(weft_comm_t comm)
+{
+    while (comm->req_cache) {
+        struct weft_request *req = comm->req_cache;
+
+        comm->req_cache = req->next_active;
+        free(req);
+    }
+    comm->req_cache_len = 0;
+}
+
 weft_result_t weft__request_create(weft_comm_t comm, int nsub, struct weft_request **out)
 {
-    struct weft_request *req = calloc(1, sizeof(*req));
+    struct weft_request *req = nsub <= 1 ? cache_pop(comm) : NULL;
 
+    if (!req)
+        req = calloc(1, sizeof(*req));
     if (!req)
         return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate a request");
     if (nsub > 1) {
@@ -293,7 +325,9 @@ static void detached_unlink(struct weft_request *req)
     req->detached = 0;
 }
 
-void weft__request_free(struct weft_request *req)
+/* Unlinks req from everything that refers to it and frees what it owns,
+ * leaving the request itself. */
+static void request_release(struct weft_request *req)
 {
     weft_comm_t comm = req->comm;
 
@@ -316,7 +350,26 @@ void weft__request_free(struct weft_request *req)
         weft__coll_free(req->coll);
     if (req->subs != &req->sub_inline)
         free(req->subs);
+}
+
+void weft__request_free(struct weft_request *req)
+{
+    request_release(req);
     free(req);
+}
+
+void weft__request_recycle(struct weft_request *req)
+{
+    weft_comm_t comm = req->comm;
+
+    request_release(req);
+    if (!comm || comm->req_cache_len >= WEFT_REQUEST_CACHE_MAX) {
+        free(req);
+        return;
+    }
+    req->next_active = comm->req_cache;
+    comm->req_cache = req;
+    comm->req_cache_len++;
 }
 
 void weft__request_start(struct weft_request *req)

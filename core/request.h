@@ -64,6 +64,11 @@ weft_result_t weft__request_poll(struct weft_request *req, int *done);
 /* Fails every unfinished sub-operation with rc (abort, destroy). */
 void weft__request_cancel(struct weft_request *req, weft_result_t rc);
 void weft__request_free(struct weft_request *req);
+/* weft__request_free for the thread that owns req's communicator (its
+ * wait, test or free): keeps the memory for the next request there. */
+void weft__request_recycle(struct weft_request *req);
+/* Frees the requests kept for reuse (communicator destruction). */
+void weft__request_cache_drain(weft_comm_t comm);
 /* Status of a completed request (NULL status allowed). */
 void weft__request_status(const struct weft_request *req, weft_status_t *status);
 
