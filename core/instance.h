@@ -65,7 +65,6 @@ typedef struct weft__instance {
 
     struct weft_comm *comms;         /* every live communicator (under lock) */
     struct notice_state *notices;    /* abort notices (abort_notice.c) */
-    unsigned progress_ticks;         /* progress passes (atomic), paces abort checks */
     int oversubscribed;              /* 0 unknown, 1 more local ranks than cores, -1 not */
 } weft__instance_t;
 

@@ -110,9 +110,10 @@ static void progress_background(weft__instance_t *inst)
 
 void weft__progress(weft__instance_t *inst)
 {
-    /* Relaxed: threads sharing the instance may lose a tick, which only
-     * moves a look by a pass. */
-    unsigned tick = __atomic_add_fetch(&inst->progress_ticks, 1, __ATOMIC_RELAXED);
+    /* Per thread: an atomic counter shared by the instance cost a locked
+     * instruction per pass. */
+    static __thread unsigned progress_ticks;
+    unsigned tick = ++progress_ticks;
 
     progress_transports(inst);
     if (tick % WEFT_ABORT_POLL_EVERY == 0)

@@ -370,8 +370,10 @@ static weft_result_t shm_finalize(void *vctx)
     weft__shm_seg_wait_attached(ctx);
     for (int i = 0; i < ctx->size; i++)
         forget_peer(ctx, i);
+    ctx->finalizing = 1;
     while (ctx->reqs)
         weft__shm_req_free(ctx, ctx->reqs);
+    weft__shm_req_spares_free(ctx);
     weft__shm_msgs_free(ctx);
     weft__shm_seg_destroy(ctx);
     if (ctx->spin_fd >= 0)

@@ -231,6 +231,9 @@ struct shm_ctx {
     int nlocals;
     int npeers_expected;                /* connected peers other than self */
     struct shm_req *reqs;
+    struct shm_req *spare_reqs;         /* freed, kept for reuse (shm_req.c) */
+    int nspare_reqs;
+    int finalizing;                     /* requests are freed, not kept */
     struct shm_req *post_head, *post_tail;
     struct shm_msg *unexp_head, *unexp_tail;
     struct shm_msg *claimed;
@@ -270,6 +273,7 @@ struct shm_req *weft__shm_req_new(struct shm_ctx *ctx, int kind, int peer, void 
                                   size_t len, uint64_t tag, uint64_t ignore);
 void weft__shm_req_complete(struct shm_req *r, weft_result_t status);
 void weft__shm_req_free(struct shm_ctx *ctx, struct shm_req *r);
+void weft__shm_req_spares_free(struct shm_ctx *ctx);
 
 /* shm_match.c: posted receives, the unexpected queue, receiving into them */
 int weft__shm_tag_match(uint64_t want, uint64_t ignore, uint64_t got);
