@@ -132,7 +132,6 @@ void weft__comm_free(weft_comm_t comm)
     if (internal) {
         while (internal->active)
             weft__request_free(internal->active);
-        weft__request_cache_drain(internal);
         internal->magic = 0;
         free(internal);
     }
@@ -144,7 +143,6 @@ void weft__comm_free(weft_comm_t comm)
     if (comm->next_comm)
         comm->next_comm->prev_comm = comm->prev_comm;
     pthread_mutex_unlock(&inst->lock);
-    weft__request_cache_drain(comm);
     comm->magic = 0;
     weft__tune_comm_free(comm);
     weft__comm_nodes_free(&comm->nodes);

@@ -39,9 +39,6 @@ struct weft_comm {
     struct weft__subop *pending_head, *pending_tail;
     /* Requests with operations in flight, so abort/destroy can fail them. */
     struct weft_request *active;
-    /* Finished requests kept for reuse (request.c), linked by next_active. */
-    struct weft_request *req_cache;
-    int req_cache_len;
     /* The same group on the internal context (context_id + 1), through
      * which collectives and communicator creation talk; it shares the rank
      * tables and is freed with this communicator. NULL on itself. */

@@ -223,7 +223,7 @@ static weft_result_t wait_one(const char *fn, weft_request_t *req, weft_status_t
         else
             weft__error(rc, "%s: %s failed: %s", fn, what, weft_strerror(rc));
     }
-    weft__request_recycle(r);
+    weft__request_free(r);
     *req = NULL;
     return rc;
 }

@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,50 +13,107 @@
 #include "core/log.h"
 #include "core/request.h"
 
-/* Requests of one operation are recycled through a short list on their
- * communicator: a blocking send or receive otherwise spends a calloc and
- * a free on its request, as much as the transport spends on the message.
- * The list needs no lock: a communicator is used by one thread at a time,
- * and only that thread's calls recycle into it (weft__request_recycle). */
+/* Finished requests are kept for reuse in a short list per thread, with
+ * their arrays of sub-operations: a blocking send or receive otherwise
+ * spends a calloc and a free on its request, as much as the transport
+ * spends on a small message, and every round of a collective a calloc
+ * more. Per thread, so no lock: requests are freed by their
+ * communicator's thread or by whichever thread's progress reaps a
+ * detached one. A thread's list is freed when the thread exits (the key's
+ * destructor) or when the last communicator of an instance goes. */
 #define WEFT_REQUEST_CACHE_MAX 8
 
-static struct weft_request *cache_pop(weft_comm_t comm)
+static __thread struct weft_request *cache_head;
+static __thread int cache_len;
+static pthread_key_t cache_key;
+static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
+
+static void request_destroy(struct weft_request *req)
 {
-    struct weft_request *req = comm->req_cache;
+    free(req->subs_array);
+    free(req);
+}
+
+void weft__request_cache_drain(void)
+{
+    while (cache_head) {
+        struct weft_request *req = cache_head;
+
+        cache_head = req->next_active;
+        request_destroy(req);
+    }
+    cache_len = 0;
+}
+
+static void cache_thread_exit(void *unused)
+{
+    (void)unused;
+    weft__request_cache_drain();
+}
+
+static void cache_key_create(void)
+{
+    if (pthread_key_create(&cache_key, cache_thread_exit) != 0)
+        cache_key = (pthread_key_t)-1;
+}
+
+static int cache_push(struct weft_request *req)
+{
+    if (cache_len >= WEFT_REQUEST_CACHE_MAX)
+        return 0;
+    if (!cache_len) {
+        /* A non-NULL value is what makes the destructor run. */
+        pthread_once(&cache_key_once, cache_key_create);
+        if (cache_key == (pthread_key_t)-1 || pthread_setspecific(cache_key, &cache_head) != 0)
+            return 0;
+    }
+    req->next_active = cache_head;
+    cache_head = req;
+    cache_len++;
+    return 1;
+}
+
+/* A cleared request from the cache, keeping its array of sub-operations
+ * when one was allocated; NULL when the cache is empty. */
+static struct weft_request *cache_pop(void)
+{
+    struct weft_request *req = cache_head;
+    weft__subop_t *array;
+    int cap;
 
     if (!req)
         return NULL;
-    comm->req_cache = req->next_active;
-    comm->req_cache_len--;
+    cache_head = req->next_active;
+    cache_len--;
+    array = req->subs_array;
+    cap = req->subs_cap;
     memset(req, 0, sizeof(*req));
+    req->subs_array = array;
+    req->subs_cap = cap;
     return req;
-}
-
-void weft__request_cache_drain(weft_comm_t comm)
-{
-    while (comm->req_cache) {
-        struct weft_request *req = comm->req_cache;
-
-        comm->req_cache = req->next_active;
-        free(req);
-    }
-    comm->req_cache_len = 0;
 }
 
 weft_result_t weft__request_create(weft_comm_t comm, int nsub, struct weft_request **out)
 {
-    struct weft_request *req = nsub <= 1 ? cache_pop(comm) : NULL;
+    struct weft_request *req = cache_pop();
 
     if (!req)
         req = calloc(1, sizeof(*req));
     if (!req)
         return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate a request");
     if (nsub > 1) {
-        req->subs = calloc((size_t)nsub, sizeof(*req->subs));
-        if (!req->subs) {
-            free(req);
-            return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate %d operations", nsub);
+        if (req->subs_cap < nsub) {
+            free(req->subs_array);
+            req->subs_cap = 0;
+            req->subs_array = malloc((size_t)nsub * sizeof(*req->subs_array));
+            if (!req->subs_array) {
+                free(req);
+                return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate %d operations", nsub);
+            }
+            req->subs_cap = nsub;
         }
+        memset(req->subs_array, 0, (size_t)nsub * sizeof(*req->subs_array));
+        req->subs = req->subs_array;
     } else {
         req->subs = &req->sub_inline;
     }
@@ -325,9 +383,7 @@ static void detached_unlink(struct weft_request *req)
     req->detached = 0;
 }
 
-/* Unlinks req from everything that refers to it and frees what it owns,
- * leaving the request itself. */
-static void request_release(struct weft_request *req)
+void weft__request_free(struct weft_request *req)
 {
     weft_comm_t comm = req->comm;
 
@@ -348,28 +404,8 @@ static void request_release(struct weft_request *req)
     }
     if (req->coll)
         weft__coll_free(req->coll);
-    if (req->subs != &req->sub_inline)
-        free(req->subs);
-}
-
-void weft__request_free(struct weft_request *req)
-{
-    request_release(req);
-    free(req);
-}
-
-void weft__request_recycle(struct weft_request *req)
-{
-    weft_comm_t comm = req->comm;
-
-    request_release(req);
-    if (!comm || comm->req_cache_len >= WEFT_REQUEST_CACHE_MAX) {
-        free(req);
-        return;
-    }
-    req->next_active = comm->req_cache;
-    comm->req_cache = req;
-    comm->req_cache_len++;
+    if (!cache_push(req))
+        request_destroy(req);
 }
 
 void weft__request_start(struct weft_request *req)

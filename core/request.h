@@ -49,8 +49,10 @@ struct weft_request {
     int detached;                 /* weft_request_free'd: freed on completion */
     struct weft_request *next_active, *prev_active;   /* comm->active */
     struct weft_request *next_detached;
-    weft__subop_t *subs;
+    weft__subop_t *subs;          /* sub_inline or subs_array */
     weft__subop_t sub_inline;     /* storage when nsub == 1 */
+    weft__subop_t *subs_array;    /* storage when nsub > 1, kept across reuse */
+    int subs_cap;                 /* entries of subs_array */
     struct weft__coll *coll;      /* a collective: its progress instead of subs */
 };
 
@@ -64,11 +66,8 @@ weft_result_t weft__request_poll(struct weft_request *req, int *done);
 /* Fails every unfinished sub-operation with rc (abort, destroy). */
 void weft__request_cancel(struct weft_request *req, weft_result_t rc);
 void weft__request_free(struct weft_request *req);
-/* weft__request_free for the thread that owns req's communicator (its
- * wait, test or free): keeps the memory for the next request there. */
-void weft__request_recycle(struct weft_request *req);
-/* Frees the requests kept for reuse (communicator destruction). */
-void weft__request_cache_drain(weft_comm_t comm);
+/* Frees the calling thread's requests kept for reuse (request.c). */
+void weft__request_cache_drain(void);
 /* Status of a completed request (NULL status allowed). */
 void weft__request_status(const struct weft_request *req, weft_status_t *status);
 
