@@ -25,6 +25,7 @@
 
 static __thread struct weft_request *cache_head;
 static __thread int cache_len;
+static __thread int cache_armed;     /* this thread's destructor will run */
 static pthread_key_t cache_key;
 static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
 
@@ -61,11 +62,12 @@ static int cache_push(struct weft_request *req)
 {
     if (cache_len >= WEFT_REQUEST_CACHE_MAX)
         return 0;
-    if (!cache_len) {
+    if (!cache_armed) {
         /* A non-NULL value is what makes the destructor run. */
         pthread_once(&cache_key_once, cache_key_create);
         if (cache_key == (pthread_key_t)-1 || pthread_setspecific(cache_key, &cache_head) != 0)
             return 0;
+        cache_armed = 1;
     }
     req->next_active = cache_head;
     cache_head = req;
