@@ -121,6 +121,23 @@ void weft__progress(weft__instance_t *inst)
         progress_background(inst);
 }
 
+/* weft__progress and weft__request_poll, with the transport's pass and
+ * the request's test under one hold of its lock where that is possible:
+ * a lock and an unlock are a tenth of a small message's time. */
+static void progress_and_poll(weft__instance_t *inst, struct weft_request *req, int *done)
+{
+    static __thread unsigned progress_ticks_fast;
+
+    if (!weft__request_progress_test(req, done)) {
+        weft__progress(inst);
+        weft__request_poll(req, done);
+        return;
+    }
+    weft__coll_progress_all(inst);
+    if (++progress_ticks_fast % WEFT_ABORT_POLL_EVERY == 0)
+        progress_background(inst);
+}
+
 void weft__progress_sleep(weft__instance_t *inst, int timeout_ms)
 {
     struct pollfd fds[WEFT__PLUGIN_MAX];
@@ -182,8 +199,7 @@ weft_result_t weft__request_wait(struct weft_request *req, int timeout_ms)
     for (;;) {
         int64_t left;
 
-        weft__progress(inst);
-        weft__request_poll(req, &done);
+        progress_and_poll(inst, req, &done);
         if (done)
             return WEFT_SUCCESS;
         spins++;

@@ -253,16 +253,12 @@ static void comm_advance_pending(weft_comm_t comm)
     }
 }
 
-static void sub_test(struct weft_request *req, weft__subop_t *sub)
+/* Records what the transport's test said of a posted sub-operation. */
+static void sub_tested(struct weft_request *req, weft__subop_t *sub, weft_result_t rc, int done,
+                       const weft_transport_completion_t *c)
 {
     weft__plugin_t *pl = sub->plugin;
-    weft_transport_completion_t c;
-    weft_result_t rc;
-    int done = 0;
 
-    pthread_mutex_lock(&pl->lock);
-    rc = pl->ops->test(pl->ctx, sub->treq, &done, &c);
-    pthread_mutex_unlock(&pl->lock);
     if (rc != WEFT_SUCCESS) {
         WEFT_WARN(TRANSPORT, "%s test failed: %s (%s)", pl->name, weft_strerror(rc),
                   weft__get_error());
@@ -273,17 +269,52 @@ static void sub_test(struct weft_request *req, weft__subop_t *sub)
     if (!done)
         return;
     sub->treq = NULL;
-    sub->len = c.len;
+    sub->len = c->len;
     if (sub->kind == WEFT_P2P_RECV) {
         weft_comm_t comm = req->comm;
 
-        sub->source = (comm && c.peer >= 0 && c.peer < comm->inst->size)
-                          ? comm->comm_rank_of[c.peer] : -1;
-        sub->tag_out = (int)(uint32_t)(c.tag & WEFT__TAG_IGNORE_USER);
+        sub->source = (comm && c->peer >= 0 && c->peer < comm->inst->size)
+                          ? comm->comm_rank_of[c->peer] : -1;
+        sub->tag_out = (int)(uint32_t)(c->tag & WEFT__TAG_IGNORE_USER);
     }
     /* A cancelled operation reports what the cancel said, whatever the
      * transport managed before it saw the cancel. */
-    sub_finish(sub, sub->result != WEFT_SUCCESS ? sub->result : c.status);
+    sub_finish(sub, sub->result != WEFT_SUCCESS ? sub->result : c->status);
+}
+
+static void sub_test(struct weft_request *req, weft__subop_t *sub)
+{
+    weft__plugin_t *pl = sub->plugin;
+    weft_transport_completion_t c;
+    weft_result_t rc;
+    int done = 0;
+
+    pthread_mutex_lock(&pl->lock);
+    rc = pl->ops->test(pl->ctx, sub->treq, &done, &c);
+    pthread_mutex_unlock(&pl->lock);
+    sub_tested(req, sub, rc, done, &c);
+}
+
+int weft__request_progress_test(struct weft_request *req, int *done)
+{
+    weft__subop_t *sub = &req->subs[0];
+    weft__plugin_t *pl = sub->plugin;
+    weft_transport_completion_t c;
+    weft_result_t rc;
+    int tdone = 0;
+
+    if (req->coll || req->nsub != 1 || sub->state != WEFT__SUBOP_POSTED ||
+        req->inst->ntransports_used != 1 || (req->comm && req->comm->pending_head))
+        return 0;
+    pthread_mutex_lock(&pl->lock);
+    pl->ops->progress(pl->ctx);
+    rc = pl->ops->test(pl->ctx, sub->treq, &tdone, &c);
+    pthread_mutex_unlock(&pl->lock);
+    sub_tested(req, sub, rc, tdone, &c);
+    req->result = sub->state == WEFT__SUBOP_DONE ? sub->result : WEFT_SUCCESS;
+    req->ndone = sub->state == WEFT__SUBOP_DONE;
+    *done = req->ndone;
+    return 1;
 }
 
 weft_result_t weft__request_poll(struct weft_request *req, int *done)
