@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/init_method.h"
 #include "core/instance.h"
+#include "core/request.h"
 #include "core/log.h"
 
 /*
@@ -284,6 +285,7 @@ void weft__instance_release(weft__instance_t *inst)
     /* Every request belongs to a communicator, and each communicator
      * freed its own: inst->detached is empty here. */
     weft__abort_finalize(inst);
+    weft__request_cache_drain();
     weft__plugins_unload(&inst->plugins);
     weft__bootstrap_finalize(inst->boot);
     weft__topo_free(inst->topo);

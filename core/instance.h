@@ -65,6 +65,7 @@ typedef struct weft__instance {
 
     struct weft_comm *comms;         /* every live communicator (under lock) */
     struct notice_state *notices;    /* abort notices (abort_notice.c) */
+    int oversubscribed;              /* 0 unknown, 1 more local ranks than cores, -1 not */
 } weft__instance_t;
 
 /* Element size of dt, 0 for an invalid type. */

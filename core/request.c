@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,18 +13,109 @@
 #include "core/log.h"
 #include "core/request.h"
 
+/* Finished requests are kept for reuse in a short list per thread, with
+ * their arrays of sub-operations: a blocking send or receive otherwise
+ * spends a calloc and a free on its request, as much as the transport
+ * spends on a small message, and every round of a collective a calloc
+ * more. Per thread, so no lock: requests are freed by their
+ * communicator's thread or by whichever thread's progress reaps a
+ * detached one. A thread's list is freed when the thread exits (the key's
+ * destructor) or when the last communicator of an instance goes. */
+#define WEFT_REQUEST_CACHE_MAX 8
+
+static __thread struct weft_request *cache_head;
+static __thread int cache_len;
+static __thread int cache_armed;     /* this thread's destructor will run */
+static pthread_key_t cache_key;
+static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
+
+static void request_destroy(struct weft_request *req)
+{
+    free(req->subs_array);
+    free(req);
+}
+
+void weft__request_cache_drain(void)
+{
+    while (cache_head) {
+        struct weft_request *req = cache_head;
+
+        cache_head = req->next_active;
+        request_destroy(req);
+    }
+    cache_len = 0;
+}
+
+static void cache_thread_exit(void *unused)
+{
+    (void)unused;
+    weft__request_cache_drain();
+}
+
+static void cache_key_create(void)
+{
+    if (pthread_key_create(&cache_key, cache_thread_exit) != 0)
+        cache_key = (pthread_key_t)-1;
+}
+
+static int cache_push(struct weft_request *req)
+{
+    if (cache_len >= WEFT_REQUEST_CACHE_MAX)
+        return 0;
+    if (!cache_armed) {
+        /* A non-NULL value is what makes the destructor run. */
+        pthread_once(&cache_key_once, cache_key_create);
+        if (cache_key == (pthread_key_t)-1 || pthread_setspecific(cache_key, &cache_head) != 0)
+            return 0;
+        cache_armed = 1;
+    }
+    req->next_active = cache_head;
+    cache_head = req;
+    cache_len++;
+    return 1;
+}
+
+/* A cleared request from the cache, keeping its array of sub-operations
+ * when one was allocated; NULL when the cache is empty. */
+static struct weft_request *cache_pop(void)
+{
+    struct weft_request *req = cache_head;
+    weft__subop_t *array;
+    int cap;
+
+    if (!req)
+        return NULL;
+    cache_head = req->next_active;
+    cache_len--;
+    array = req->subs_array;
+    cap = req->subs_cap;
+    memset(req, 0, sizeof(*req));
+    req->subs_array = array;
+    req->subs_cap = cap;
+    return req;
+}
+
 weft_result_t weft__request_create(weft_comm_t comm, int nsub, struct weft_request **out)
 {
-    struct weft_request *req = calloc(1, sizeof(*req));
+    struct weft_request *req = cache_pop();
 
+    if (!req)
+        req = calloc(1, sizeof(*req));
     if (!req)
         return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate a request");
     if (nsub > 1) {
-        req->subs = calloc((size_t)nsub, sizeof(*req->subs));
-        if (!req->subs) {
-            free(req);
-            return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate %d operations", nsub);
+        if (req->subs_cap < nsub) {
+            free(req->subs_array);
+            req->subs_cap = 0;
+            req->subs_array = malloc((size_t)nsub * sizeof(*req->subs_array));
+            if (!req->subs_array) {
+                free(req);
+                return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate %d operations", nsub);
+            }
+            req->subs_cap = nsub;
         }
+        memset(req->subs_array, 0, (size_t)nsub * sizeof(*req->subs_array));
+        req->subs = req->subs_array;
     } else {
         req->subs = &req->sub_inline;
     }
@@ -161,16 +253,12 @@ static void comm_advance_pending(weft_comm_t comm)
     }
 }
 
-static void sub_test(struct weft_request *req, weft__subop_t *sub)
+/* Records what the transport's test said of a posted sub-operation. */
+static void sub_tested(struct weft_request *req, weft__subop_t *sub, weft_result_t rc, int done,
+                       const weft_transport_completion_t *c)
 {
     weft__plugin_t *pl = sub->plugin;
-    weft_transport_completion_t c;
-    weft_result_t rc;
-    int done = 0;
 
-    pthread_mutex_lock(&pl->lock);
-    rc = pl->ops->test(pl->ctx, sub->treq, &done, &c);
-    pthread_mutex_unlock(&pl->lock);
     if (rc != WEFT_SUCCESS) {
         WEFT_WARN(TRANSPORT, "%s test failed: %s (%s)", pl->name, weft_strerror(rc),
                   weft__get_error());
@@ -181,17 +269,52 @@ static void sub_test(struct weft_request *req, weft__subop_t *sub)
     if (!done)
         return;
     sub->treq = NULL;
-    sub->len = c.len;
+    sub->len = c->len;
     if (sub->kind == WEFT_P2P_RECV) {
         weft_comm_t comm = req->comm;
 
-        sub->source = (comm && c.peer >= 0 && c.peer < comm->inst->size)
-                          ? comm->comm_rank_of[c.peer] : -1;
-        sub->tag_out = (int)(uint32_t)(c.tag & WEFT__TAG_IGNORE_USER);
+        sub->source = (comm && c->peer >= 0 && c->peer < comm->inst->size)
+                          ? comm->comm_rank_of[c->peer] : -1;
+        sub->tag_out = (int)(uint32_t)(c->tag & WEFT__TAG_IGNORE_USER);
     }
     /* A cancelled operation reports what the cancel said, whatever the
      * transport managed before it saw the cancel. */
-    sub_finish(sub, sub->result != WEFT_SUCCESS ? sub->result : c.status);
+    sub_finish(sub, sub->result != WEFT_SUCCESS ? sub->result : c->status);
+}
+
+static void sub_test(struct weft_request *req, weft__subop_t *sub)
+{
+    weft__plugin_t *pl = sub->plugin;
+    weft_transport_completion_t c;
+    weft_result_t rc;
+    int done = 0;
+
+    pthread_mutex_lock(&pl->lock);
+    rc = pl->ops->test(pl->ctx, sub->treq, &done, &c);
+    pthread_mutex_unlock(&pl->lock);
+    sub_tested(req, sub, rc, done, &c);
+}
+
+int weft__request_progress_test(struct weft_request *req, int *done)
+{
+    weft__subop_t *sub = &req->subs[0];
+    weft__plugin_t *pl = sub->plugin;
+    weft_transport_completion_t c;
+    weft_result_t rc;
+    int tdone = 0;
+
+    if (req->coll || req->nsub != 1 || sub->state != WEFT__SUBOP_POSTED ||
+        req->inst->ntransports_used != 1 || (req->comm && req->comm->pending_head))
+        return 0;
+    pthread_mutex_lock(&pl->lock);
+    pl->ops->progress(pl->ctx);
+    rc = pl->ops->test(pl->ctx, sub->treq, &tdone, &c);
+    pthread_mutex_unlock(&pl->lock);
+    sub_tested(req, sub, rc, tdone, &c);
+    req->result = sub->state == WEFT__SUBOP_DONE ? sub->result : WEFT_SUCCESS;
+    req->ndone = sub->state == WEFT__SUBOP_DONE;
+    *done = req->ndone;
+    return 1;
 }
 
 weft_result_t weft__request_poll(struct weft_request *req, int *done)
@@ -314,9 +437,8 @@ void weft__request_free(struct weft_request *req)
     }
     if (req->coll)
         weft__coll_free(req->coll);
-    if (req->subs != &req->sub_inline)
-        free(req->subs);
-    free(req);
+    if (!cache_push(req))
+        request_destroy(req);
 }
 
 void weft__request_start(struct weft_request *req)

@@ -49,8 +49,10 @@ struct weft_request {
     int detached;                 /* weft_request_free'd: freed on completion */
     struct weft_request *next_active, *prev_active;   /* comm->active */
     struct weft_request *next_detached;
-    weft__subop_t *subs;
+    weft__subop_t *subs;          /* sub_inline or subs_array */
     weft__subop_t sub_inline;     /* storage when nsub == 1 */
+    weft__subop_t *subs_array;    /* storage when nsub > 1, kept across reuse */
+    int subs_cap;                 /* entries of subs_array */
     struct weft__coll *coll;      /* a collective: its progress instead of subs */
 };
 
@@ -61,9 +63,16 @@ void weft__request_start(struct weft_request *req);
 /* Hands waiting sub-operations to transports and tests posted ones; sets
  * *done when every sub-operation finished. Never blocks. */
 weft_result_t weft__request_poll(struct weft_request *req, int *done);
+/* For a request of one operation posted to the instance's only transport:
+ * one pass of that transport and a test of the operation under a single
+ * hold of its lock, with *done as weft__request_poll sets it; returns 1.
+ * Returns 0, having done nothing, for any other request. */
+int weft__request_progress_test(struct weft_request *req, int *done);
 /* Fails every unfinished sub-operation with rc (abort, destroy). */
 void weft__request_cancel(struct weft_request *req, weft_result_t rc);
 void weft__request_free(struct weft_request *req);
+/* Frees the calling thread's requests kept for reuse (request.c). */
+void weft__request_cache_drain(void);
 /* Status of a completed request (NULL status allowed). */
 void weft__request_status(const struct weft_request *req, weft_status_t *status);
 

@@ -6,7 +6,7 @@
  * shm_*.c files for the work.
  *
  * Parameters: WEFT_SHM_RING_SIZE (bytes of each receive ring, a power of
- * two from 4 KiB to 64 MiB, default 256 KiB), WEFT_SHM_CMA (0: never read
+ * two from 4 KiB to 64 MiB, default 1 MiB), WEFT_SHM_CMA (0: never read
  * a peer's memory; 1: where permitted; unset: where permitted and faster
  * than copying through the ring on this machine), WEFT_SHM_CMA_THRESHOLD
  * (bytes from which a message goes by cross memory attach, default
@@ -370,8 +370,10 @@ static weft_result_t shm_finalize(void *vctx)
     weft__shm_seg_wait_attached(ctx);
     for (int i = 0; i < ctx->size; i++)
         forget_peer(ctx, i);
+    ctx->finalizing = 1;
     while (ctx->reqs)
         weft__shm_req_free(ctx, ctx->reqs);
+    weft__shm_req_spares_free(ctx);
     weft__shm_msgs_free(ctx);
     weft__shm_seg_destroy(ctx);
     if (ctx->spin_fd >= 0)

@@ -61,7 +61,12 @@
  * only: the segment is sparse and a slot's pages are touched by its user. */
 #define SHM_MAX_SLOTS 256
 #define SHM_PAGE 4096u
-#define SHM_DEFAULT_RING (256u << 10)
+/* 1 MiB: its quarter, the largest record, then holds a whole chunk of a
+ * pipelined collective (WEFT_COLL_CHUNK, 256 KiB), so a chunk crosses in
+ * one copy in and one out without the sender waiting for room: at 256 KiB
+ * the 2-rank 16 MiB allreduce took 1.7 times as long. The ring's pages are
+ * touched only as far as a peer's traffic reaches. */
+#define SHM_DEFAULT_RING (1u << 20)
 #define SHM_MIN_RING (4u << 10)
 #define SHM_MAX_RING (64u << 20)
 #define SHM_DEFAULT_CMA_THRESHOLD (32u << 10)
@@ -231,6 +236,9 @@ struct shm_ctx {
     int nlocals;
     int npeers_expected;                /* connected peers other than self */
     struct shm_req *reqs;
+    struct shm_req *spare_reqs;         /* freed, kept for reuse (shm_req.c) */
+    int nspare_reqs;
+    int finalizing;                     /* requests are freed, not kept */
     struct shm_req *post_head, *post_tail;
     struct shm_msg *unexp_head, *unexp_tail;
     struct shm_msg *claimed;
@@ -270,6 +278,7 @@ struct shm_req *weft__shm_req_new(struct shm_ctx *ctx, int kind, int peer, void 
                                   size_t len, uint64_t tag, uint64_t ignore);
 void weft__shm_req_complete(struct shm_req *r, weft_result_t status);
 void weft__shm_req_free(struct shm_ctx *ctx, struct shm_req *r);
+void weft__shm_req_spares_free(struct shm_ctx *ctx);
 
 /* shm_match.c: posted receives, the unexpected queue, receiving into them */
 int weft__shm_tag_match(uint64_t want, uint64_t ignore, uint64_t got);
