@@ -59,6 +59,14 @@ void weft__shm_wake(struct shm_ctx *ctx, int peer)
         SHM_TRACE(ctx, "waking rank %d: %s", peer, strerror(errno));
 }
 
+/* The largest payload of one record to peer: a quarter of its ring, which
+ * its owner sized (WEFT_SHM_RING_SIZE may differ between ranks), and no
+ * more than ours. */
+static size_t peer_frag(const struct shm_ctx *ctx, const struct shm_peer *p)
+{
+    return p->out.cap ? shm_min(ctx->frag, p->out.cap / 4) : ctx->frag;
+}
+
 /* Bytes the next record of peer's queue needs in the ring, 0 if none. */
 static size_t next_need(const struct shm_ctx *ctx, const struct shm_peer *p)
 {
@@ -70,7 +78,7 @@ static size_t next_need(const struct shm_ctx *ctx, const struct shm_peer *p)
         return 0;
     if (r->rts)
         return sizeof(struct shm_rec);
-    return sizeof(struct shm_rec) + shm_min(ctx->frag, r->len - r->pushed);
+    return sizeof(struct shm_rec) + shm_min(peer_frag(ctx, p), r->len - r->pushed);
 }
 
 int weft__shm_pump_ready(struct shm_ctx *ctx, int peer)
@@ -112,7 +120,7 @@ static int push_one(struct shm_ctx *ctx, struct shm_peer *p)
         list_append(&p->rts_head, &p->rts_tail, r);
         return 1;
     }
-    n = shm_min(ctx->frag, r->len - r->pushed);
+    n = shm_min(peer_frag(ctx, p), r->len - r->pushed);
     rec.type = r->started ? SHM_REC_DATA : n == r->len ? SHM_REC_EAGER : SHM_REC_START;
     rec.len = (uint32_t)n;
     if (weft__shm_ring_push(&p->out, &rec, sizeof(rec), r->buf + r->pushed, n) != 0)
