@@ -113,9 +113,67 @@ static struct shm_msg *unexp_find(struct shm_ctx *ctx, int peer, uint64_t tag,
     return NULL;
 }
 
-static void msg_free(struct shm_msg *m)
+/* A buffer for an unexpected message of total bytes: the smallest spare
+ * that holds it, else a new one. */
+static unsigned char *ubuf_get(struct shm_ctx *ctx, size_t total, size_t *cap)
 {
-    free(m->ubuf);
+    int best = -1;
+
+    for (int i = 0; i < ctx->nspare_ubufs; i++)
+        if (ctx->spare_ucap[i] >= total &&
+            (best < 0 || ctx->spare_ucap[i] < ctx->spare_ucap[best]))
+            best = i;
+    if (best >= 0) {
+        unsigned char *b = ctx->spare_ubuf[best];
+
+        *cap = ctx->spare_ucap[best];
+        ctx->spare_ubytes -= *cap;
+        ctx->nspare_ubufs--;
+        ctx->spare_ubuf[best] = ctx->spare_ubuf[ctx->nspare_ubufs];
+        ctx->spare_ucap[best] = ctx->spare_ucap[ctx->nspare_ubufs];
+        return b;
+    }
+    *cap = total ? total : 1;
+    return malloc(*cap);
+}
+
+/* Keeps b for the next unexpected message, or frees it: when it is too
+ * large, or when the spares are full of larger ones (a full set gives up
+ * its smallest for a larger buffer). */
+static void ubuf_put(struct shm_ctx *ctx, unsigned char *b, size_t cap)
+{
+    int smallest = 0;
+
+    if (!b)
+        return;
+    if (cap > SHM_UBUF_KEEP_MAX || ctx->finalizing) {
+        free(b);
+        return;
+    }
+    if (ctx->nspare_ubufs < SHM_UBUF_SPARE_MAX &&
+        ctx->spare_ubytes + cap <= SHM_UBUF_KEEP_MAX) {
+        ctx->spare_ubuf[ctx->nspare_ubufs] = b;
+        ctx->spare_ucap[ctx->nspare_ubufs++] = cap;
+        ctx->spare_ubytes += cap;
+        return;
+    }
+    for (int i = 1; i < ctx->nspare_ubufs; i++)
+        if (ctx->spare_ucap[i] < ctx->spare_ucap[smallest])
+            smallest = i;
+    if (!ctx->nspare_ubufs || ctx->spare_ucap[smallest] >= cap ||
+        ctx->spare_ubytes - ctx->spare_ucap[smallest] + cap > SHM_UBUF_KEEP_MAX) {
+        free(b);
+        return;
+    }
+    free(ctx->spare_ubuf[smallest]);
+    ctx->spare_ubytes += cap - ctx->spare_ucap[smallest];
+    ctx->spare_ubuf[smallest] = b;
+    ctx->spare_ucap[smallest] = cap;
+}
+
+static void msg_free(struct shm_ctx *ctx, struct shm_msg *m)
+{
+    ubuf_put(ctx, m->ubuf, m->ucap);
     free(m);
 }
 
@@ -123,14 +181,14 @@ static void msg_free(struct shm_msg *m)
 
 /* r receives m. What arrived already moves from ubuf to r's buffer; the
  * rest will be written there directly. Frees m when it was whole. */
-static void msg_bind(struct shm_msg *m, struct shm_req *r)
+static void msg_bind(struct shm_ctx *ctx, struct shm_msg *m, struct shm_req *r)
 {
     r->src = m->peer;
     r->mtag = m->tag;
     r->total = m->total;
     if (m->got && r->len)
         memcpy(r->buf, m->ubuf, shm_min(m->got, r->len));
-    free(m->ubuf);
+    ubuf_put(ctx, m->ubuf, m->ucap);
     m->ubuf = NULL;
     if (m->got == m->total) {
         weft__shm_req_complete(r, m->total > r->len ? WEFT_ERR_TRUNCATED : WEFT_SUCCESS);
@@ -176,7 +234,7 @@ struct shm_msg *weft__shm_msg_arrive(struct shm_ctx *ctx, int peer, uint64_t tag
         r->msg = m;
         return m;
     }
-    m->ubuf = malloc(total ? total : 1);
+    m->ubuf = ubuf_get(ctx, total, &m->ucap);
     if (!m->ubuf) {
         free(m);
         return NULL;
@@ -213,7 +271,7 @@ void weft__shm_msg_add(struct shm_ctx *ctx, struct shm_msg *m, size_t len)
         weft__shm_req_complete(r, m->total > r->len ? WEFT_ERR_TRUNCATED : WEFT_SUCCESS);
         free(m);
     } else if (m->orphan) {
-        msg_free(m);
+        msg_free(ctx, m);
     }
     /* Otherwise whole and waiting, in the unexpected queue or claimed. */
 }
@@ -230,9 +288,9 @@ void weft__shm_msg_fail(struct shm_ctx *ctx, struct shm_msg *m, weft_result_t st
         m->dead = 1;
     } else if (m->in_unexp) {
         unexp_remove(ctx, m);
-        msg_free(m);
+        msg_free(ctx, m);
     } else {
-        msg_free(m);
+        msg_free(ctx, m);
     }
 }
 
@@ -257,7 +315,7 @@ void weft__shm_unexp_drop(struct shm_ctx *ctx, int peer)
         next = m->qnext;
         if (m->peer == peer && m != ctx->peers[peer].cur) {
             unexp_remove(ctx, m);
-            msg_free(m);
+            msg_free(ctx, m);
         }
     }
 }
@@ -269,21 +327,24 @@ void weft__shm_msgs_free(struct shm_ctx *ctx)
 
         /* Queued ones go with their queues below. */
         if (m && !m->in_unexp && !m->claimed)
-            msg_free(m);
+            msg_free(ctx, m);
         ctx->peers[i].cur = NULL;
     }
     while (ctx->unexp_head) {
         struct shm_msg *m = ctx->unexp_head;
 
         ctx->unexp_head = m->qnext;
-        msg_free(m);
+        msg_free(ctx, m);
     }
     while (ctx->claimed) {
         struct shm_msg *m = ctx->claimed;
 
         ctx->claimed = m->qnext;
-        msg_free(m);
+        msg_free(ctx, m);
     }
+    while (ctx->nspare_ubufs > 0)
+        free(ctx->spare_ubuf[--ctx->nspare_ubufs]);
+    ctx->spare_ubytes = 0;
 }
 
 /* ------------------------------------------------------------ the ABI */
@@ -312,7 +373,7 @@ weft_result_t weft__shm_irecv(void *vctx, int peer, void *buf, size_t len, uint6
     m = unexp_find(ctx, peer, tag, ignore);
     if (m) {
         unexp_remove(ctx, m);
-        msg_bind(m, r);
+        msg_bind(ctx, m, r);
     } else if (peer != WEFT_TRANSPORT_ANY_PEER &&
                (ctx->peers[peer].lost || ctx->peers[peer].departed)) {
         weft__shm_req_complete(r, WEFT_ERR_PEER_LOST);
@@ -374,10 +435,10 @@ weft_result_t weft__shm_imrecv(void *vctx, void *msg, void *buf, size_t len, voi
     if (m->dead) {
         r->total = m->total;
         weft__shm_req_complete(r, WEFT_ERR_PEER_LOST);
-        msg_free(m);
+        msg_free(ctx, m);
         return WEFT_SUCCESS;
     }
-    msg_bind(m, r);
+    msg_bind(ctx, m, r);
     return WEFT_SUCCESS;
 }
 
