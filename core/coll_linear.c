@@ -133,31 +133,44 @@ static weft_result_t alltoall_setup(weft__coll_t *c)
     return WEFT_SUCCESS;
 }
 
-/* Step k's exchange: send to rank me + k, receive from me - k. */
-static void exchange(const weft__coll_t *c, int k, weft_p2p_op_t *ops)
+/* Step k's exchange: send to rank me + k, receive from me - k; the
+ * operations it needs, at most 2. An empty block is not sent at all: its
+ * receiver's count for it is zero too (the counts of a pair agree), so
+ * the receiver skips it likewise, and sparse splits (a mixture of experts'
+ * routing) cost no message per empty pair. */
+static int exchange(const weft__coll_t *c, int k, weft_p2p_op_t *ops)
 {
-    int n = c->gsize, me = c->grank, to = (me + k) % n, from = (me - k + n) % n;
+    int n = c->gsize, me = c->grank, to = (me + k) % n, from = (me - k + n) % n, nops = 0;
 
-    ops[0] = (weft_p2p_op_t){ WEFT_P2P_SEND,
-                              (void *)((const char *)c->sendbuf + c->sdispls[to] * c->esize),
-                              c->scounts[to] * c->esize, WEFT_UINT8, to, 0 };
-    ops[1] = (weft_p2p_op_t){ WEFT_P2P_RECV, (char *)c->recvbuf + c->rdispls[from] * c->esize,
-                              c->rcounts[from] * c->esize, WEFT_UINT8, from, 0 };
+    if (c->scounts[to])
+        ops[nops++] = (weft_p2p_op_t){ WEFT_P2P_SEND,
+                                       (void *)((const char *)c->sendbuf +
+                                                c->sdispls[to] * c->esize),
+                                       c->scounts[to] * c->esize, WEFT_UINT8, to, 0 };
+    if (c->rcounts[from])
+        ops[nops++] = (weft_p2p_op_t){ WEFT_P2P_RECV,
+                                       (char *)c->recvbuf + c->rdispls[from] * c->esize,
+                                       c->rcounts[from] * c->esize, WEFT_UINT8, from, 0 };
+    return nops;
 }
 
 static weft_result_t alltoall_step(weft__coll_t *c, int *done)
 {
     weft_p2p_op_t ops[2];
     weft_result_t rc;
+    int nops = 0;
 
     if (c->phase == 0 && (rc = alltoall_setup(c)) != WEFT_SUCCESS)
         return rc;
-    if (++c->phase >= c->gsize) {
-        *done = 1;
-        return WEFT_SUCCESS;
+    /* Steps with nothing to move are passed over at once. */
+    while (!nops) {
+        if (++c->phase >= c->gsize) {
+            *done = 1;
+            return WEFT_SUCCESS;
+        }
+        nops = exchange(c, c->phase, ops);
     }
-    exchange(c, c->phase, ops);
-    return weft__coll_post(c, 2, ops);
+    return weft__coll_post(c, nops, ops);
 }
 
 void weft__alltoallv_pairwise(weft__coll_t *c)
@@ -169,7 +182,7 @@ void weft__alltoallv_pairwise(weft__coll_t *c)
  * instead of n - 1, for small blocks. */
 static weft_result_t alltoall_scattered_step(weft__coll_t *c, int *done)
 {
-    int n = c->gsize;
+    int n = c->gsize, nops = 0;
     weft_p2p_op_t *ops;
     weft_result_t rc;
 
@@ -182,8 +195,8 @@ static weft_result_t alltoall_scattered_step(weft__coll_t *c, int *done)
     if (!(ops = malloc(2 * (size_t)n * sizeof(*ops))))
         return weft__error(WEFT_ERR_NO_MEMORY, "alltoall: out of memory");
     for (int k = 1; k < n; k++)
-        exchange(c, k, ops + 2 * (k - 1));
-    return post_all(c, ops, 2 * (n - 1), done);
+        nops += exchange(c, k, ops + nops);
+    return post_all(c, ops, nops, done);
 }
 
 void weft__alltoallv_scattered(weft__coll_t *c)
