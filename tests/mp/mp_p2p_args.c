@@ -161,17 +161,17 @@ static void bad_requests(weft_comm_t world, int right, int32_t *x)
     ops[0] = op;
     ops[1] = op;
     ops[1].kind = 7;
-    EXPECT_INVALID(weft_batch_isend_irecv(2, ops, world, &req), "kind");
+    EXPECT_INVALID(weft_batch_isend_irecv(2, ops, world, &req), "ops[1]: kind");
     ops[1] = op;
     ops[1].peer = -4;
-    EXPECT_INVALID(weft_batch_isend_irecv(2, ops, world, &req), "peer");
+    EXPECT_INVALID(weft_batch_isend_irecv(2, ops, world, &req), "ops[1]: peer");
     ops[1] = op;
     ops[1].kind = WEFT_P2P_RECV;
     ops[1].buf = NULL;
     EXPECT_INVALID(weft_batch_isend_irecv(2, ops, world, &req), "buf");
     ops[1] = op;
     ops[1].tag = -9;
-    EXPECT_INVALID(weft_batch_isend_irecv(2, ops, world, &req), "tag");
+    EXPECT_INVALID(weft_batch_isend_irecv(2, ops, world, &req), "ops[1]: tag");
     EXPECT_UNTOUCHED(req == sentinel, "*req");
 }
 
