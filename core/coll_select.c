@@ -179,8 +179,7 @@ void weft__coll_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind
     algos[pick].set(c);
     /* A flat allreduce ring visits each node's ranks in a row, so that it
      * crosses between nodes once per node rather than at every step. */
-    if (kind == WEFT__COLL_ALLREDUCE && !strcmp(algos[pick].name, "ring") && m->nnodes > 1 &&
-        !m->contiguous)
+    if (m->nnodes > 1 && !m->contiguous && algos[pick].set == weft__allreduce_ring)
         weft__coll_set_group(c, comm->size, m->my_order, m->order);
 }
 
