@@ -3,6 +3,8 @@
  */
 #include "config.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "core/error.h"
 #include "core/request.h"
 #include "core/instance.h"
+#include "core/progress.h"
 
 /* Internal tags: bit 30 keeps them apart from communicator creation's; the
  * collective's sequence number keeps overlapping collectives apart. Within
@@ -24,15 +27,74 @@
 #define COLL_TAG(seq, lane) \
     ((int)(0x40000000u | ((unsigned)(lane) << 28) | ((seq) & 0x0fffffffu)))
 
+/* A heap block of weft__coll_alloc: the header keeps what follows 16-byte
+ * aligned. */
+typedef struct weft__coll_block {
+    struct weft__coll_block *next;
+    size_t pad;
+} coll_block_t;
+
+/* A freed collective is kept for the next one on its thread, as requests
+ * are (request.c): a calloc and a free of a kilobyte were a tenth of a
+ * small collective. Two: a collective's child is freed just before it. */
+#define COLL_SPARES_MAX 2
+
+static __thread weft__coll_t *spares[COLL_SPARES_MAX];
+static __thread int nspares;
+
+void weft__coll_cache_drain(void)
+{
+    while (nspares > 0)
+        free(spares[--nspares]);
+}
+
+static void *coll_take(weft__coll_t *c, size_t bytes, int zero)
+{
+    size_t at = (c->room_used + 15) & ~(size_t)15;
+    coll_block_t *b;
+
+    if (bytes <= WEFT__COLL_ROOM && at <= WEFT__COLL_ROOM - bytes) {
+        c->room_used = at + bytes;
+        if (zero)
+            memset(c->room + at, 0, bytes);
+        return c->room + at;
+    }
+    b = zero ? calloc(1, sizeof(*b) + bytes) : malloc(sizeof(*b) + bytes);
+    if (bytes > SIZE_MAX - sizeof(*b) || !b) {
+        free(b);
+        weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate %zu bytes for a collective", bytes);
+        return NULL;
+    }
+    b->next = c->blocks;
+    c->blocks = b;
+    return b + 1;
+}
+
+void *weft__coll_alloc(weft__coll_t *c, size_t bytes)
+{
+    return coll_take(c, bytes, 1);
+}
+
+void *weft__coll_scratch(weft__coll_t *c, size_t bytes)
+{
+    return coll_take(c, bytes, 0);
+}
+
 weft__coll_t *weft__coll_new(const void *sendbuf, void *recvbuf, size_t count, size_t esize,
                              weft_dtype_t dt, weft_op_t op, int root)
 {
-    weft__coll_t *c = calloc(1, sizeof(*c));
+    weft__coll_t *c;
 
-    if (!c) {
+    if (nspares > 0) {
+        c = spares[--nspares];
+        memset(c, 0, offsetof(weft__coll_t, why));
+    } else if (!(c = malloc(sizeof(*c)))) {
         weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate a collective");
         return NULL;
+    } else {
+        memset(c, 0, offsetof(weft__coll_t, why));
     }
+    c->why[0] = '\0';
     c->sendbuf = sendbuf;
     c->recvbuf = recvbuf;
     c->count = count;
@@ -79,7 +141,7 @@ weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops)
             tagged[i].peer = c->members[ops[i].peer];
     }
     c->round++;
-    rc = weft_batch_isend_irecv(n, tagged, c->comm->internal, &c->inner);
+    rc = weft__request_post_batch(c->comm->internal, n, tagged, &c->inner);
     if (tagged != few)
         free(tagged);
     return rc;
@@ -282,7 +344,16 @@ void weft__coll_free(weft__coll_t *c)
     free(c->offs);
     free(c->vec);
     free(c->premul_input);
-    free(c);
+    while (c->blocks) {
+        coll_block_t *b = c->blocks;
+
+        c->blocks = b->next;
+        free(b);
+    }
+    if (nspares < COLL_SPARES_MAX && weft__request_cache_arm())
+        spares[nspares++] = c;
+    else
+        free(c);
 }
 
 void weft__coll_describe(const weft__coll_t *c, char *buf, size_t cap)
@@ -323,6 +394,46 @@ size_t weft__coll_chunk_bytes(void)
     return chunk;
 }
 
+weft_request_t weft__coll_blocking_marker;
+
+/* The blocking form of weft__coll_start: each round is waited for here,
+ * under one deadline for the whole collective. */
+static weft_result_t coll_run_inline(weft__coll_t *c)
+{
+    weft__instance_t *inst = c->comm->inst;
+    const char *name = weft__coll_kind_names[c->kind];
+    int64_t deadline = 0;
+    weft_result_t rc;
+    int done = 0;
+
+    for (;;) {
+        weft__coll_t *at = c;
+
+        coll_poll_locked(c, &done);
+        if (done)
+            break;
+        while (at->child)
+            at = at->child;
+        /* A step always leaves a round or a child behind (coll_poll_locked
+         * fails the collective otherwise), and the deepest child a round. */
+        rc = weft__request_wait_until(at->inner, inst->timeout_ms, &deadline);
+        if (rc == WEFT_ERR_TIMEOUT) {
+            char what[160];
+
+            weft__coll_describe(c, what, sizeof(what));
+            weft__coll_cancel(c, rc);
+            weft__coll_free(c);
+            return weft__error(rc, "%s did not complete within %d ms (WEFT_TIMEOUT)", what,
+                               inst->timeout_ms);
+        }
+    }
+    rc = c->result;
+    if (rc != WEFT_SUCCESS)
+        weft__error(rc, "weft_%s: %s", name, c->why[0] ? c->why : weft_strerror(rc));
+    weft__coll_free(c);
+    return rc;
+}
+
 weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
                                weft_request_t *req)
 {
@@ -338,6 +449,12 @@ weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft__coll_kin
             return WEFT_ERR_NO_MEMORY;
         c->kind = (int)kind;
         weft__coll_set_group(c, comm->size, comm->rank, NULL);
+    }
+    if (req == WEFT__COLL_BLOCKING) {
+        c->comm = comm; /* the check's wrapper has none yet */
+        c->seq = comm->coll_seq++;
+        c->result = WEFT_SUCCESS;
+        return coll_run_inline(c);
     }
     rc = weft__request_create(comm, 1, &r);
     if (rc != WEFT_SUCCESS) {

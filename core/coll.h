@@ -22,6 +22,12 @@
 #include "core/comm.h"
 
 struct weft__coll;
+struct weft__coll_block;
+
+/* Bytes of room inside each collective for its algorithm's state and
+ * small buffers (weft__coll_alloc): enough for a small allreduce, so that
+ * one allocates nothing. */
+#define WEFT__COLL_ROOM 512
 
 /* Called when the previous round (if any) completed: posts the next round
  * with weft__coll_post, or sets *done. */
@@ -43,7 +49,6 @@ typedef struct weft__coll {
     int gsize, grank;
     const int *members;
     weft_result_t result;
-    char why[256];               /* what failed, for the wait to report */
     int polling;                 /* a thread is in weft__coll_poll (atomic) */
     pthread_t owner;             /* the thread that started it */
     int kind;                    /* weft__coll_kind_t of a started collective */
@@ -59,7 +64,7 @@ typedef struct weft__coll {
     weft_dtype_t dt;
     weft_op_t op;
     int root;
-    void *tmp;                   /* scratch, freed with the collective */
+    void *tmp;                   /* malloc'd scratch, freed with the collective */
     size_t *offs;                /* block offsets (elements), size + 1 entries */
     /* The v-forms' counts and displacements (elements, size entries each),
      * copied from the caller into vec so they need not outlive the call. */
@@ -69,12 +74,29 @@ typedef struct weft__coll {
     /* Composite forms (coll_compose.c) keep their state here. */
     void *ctx;
     void (*ctx_free)(void *ctx);
+    /* What weft__coll_alloc handed out: bytes of room used, and the blocks
+     * it took from the heap once the room was full. */
+    size_t room_used;
+    struct weft__coll_block *blocks;
+    /* Everything above is cleared for each collective; what follows is
+     * not (a cached collective would clear a kilobyte otherwise). */
+    char why[256];               /* what failed, for the wait to report */
+    _Alignas(16) unsigned char room[WEFT__COLL_ROOM];
 } weft__coll_t;
 
 /* A collective with its arguments filled in (NULL: out of memory, with the
  * error set). The algorithm setter below then chooses its steps. */
 weft__coll_t *weft__coll_new(const void *sendbuf, void *recvbuf, size_t count, size_t esize,
                              weft_dtype_t dt, weft_op_t op, int root);
+/* bytes of zeroed memory (weft__coll_alloc) or of scratch that need not
+ * be cleared (weft__coll_scratch), 16-byte aligned and freed with c: from
+ * c's room while it lasts, from the heap after. NULL: out of memory, with
+ * the error set. */
+void *weft__coll_alloc(weft__coll_t *c, size_t bytes);
+void *weft__coll_scratch(weft__coll_t *c, size_t bytes);
+/* Frees the calling thread's spare collectives (at finalize and thread
+ * exit; see weft__request_cache_drain). */
+void weft__coll_cache_drain(void);
 /* Copies the v-form arrays given (NULL: not used) into c->vec. */
 weft_result_t weft__coll_set_vectors(weft__coll_t *c, int n, const size_t *scounts,
                                      const size_t *sdispls, const size_t *rcounts,
@@ -119,9 +141,15 @@ extern const char *const weft__coll_kind_names[WEFT__COLL_NKINDS];
 
 /* Starts a collective of the given kind: a request whose progress is c's.
  * With WEFT_CHECK=1 the ranks first compare their arguments
- * (coll_check.c). Frees c on failure. */
+ * (coll_check.c). Frees c on failure. Given WEFT__COLL_BLOCKING for req,
+ * runs c to its end on the calling thread instead and returns its result
+ * (what the blocking entry points do): no request and no place on the
+ * list of collectives in flight, whose locks and allocations were a third
+ * of a small collective's time. */
 weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
                                weft_request_t *req);
+extern weft_request_t weft__coll_blocking_marker;
+#define WEFT__COLL_BLOCKING (&weft__coll_blocking_marker)
 /* Whether WEFT_CHECK=1; if so, wraps c in the check that runs first and
  * returns the wrapper (NULL: out of memory, c freed). */
 int weft__coll_check_enabled(void);

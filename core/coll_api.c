@@ -36,9 +36,7 @@ WEFT_API weft_result_t weft_ibarrier(weft_comm_t comm, weft_request_t *req)
 
 WEFT_API weft_result_t weft_barrier(weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_barrier("weft_barrier", comm, &req), &req);
+    return start_barrier("weft_barrier", comm, WEFT__COLL_BLOCKING);
 }
 
 static weft_result_t start_bcast(const char *fn, void *buf, size_t count, weft_dtype_t dt,
@@ -69,10 +67,7 @@ WEFT_API weft_result_t weft_ibroadcast(void *buf, size_t count, weft_dtype_t dt,
 WEFT_API weft_result_t weft_broadcast(void *buf, size_t count, weft_dtype_t dt, int root,
                                       weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_bcast("weft_broadcast", buf, count, dt, root, comm,
-                                               &req), &req);
+    return start_bcast("weft_broadcast", buf, count, dt, root, comm, WEFT__COLL_BLOCKING);
 }
 
 static weft_result_t start_allreduce(const char *fn, const void *sendbuf, void *recvbuf,
@@ -109,10 +104,8 @@ WEFT_API weft_result_t weft_iallreduce(const void *sendbuf, void *recvbuf, size_
 WEFT_API weft_result_t weft_allreduce(const void *sendbuf, void *recvbuf, size_t count,
                                       weft_dtype_t dt, weft_op_t op, weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_allreduce("weft_allreduce", sendbuf, recvbuf, count, dt,
-                                                   op, comm, &req), &req);
+    return start_allreduce("weft_allreduce", sendbuf, recvbuf, count, dt, op, comm,
+                           WEFT__COLL_BLOCKING);
 }
 
 static weft_result_t start_reduce(const char *fn, const void *sendbuf, void *recvbuf,
@@ -152,10 +145,8 @@ WEFT_API weft_result_t weft_ireduce(const void *sendbuf, void *recvbuf, size_t c
 WEFT_API weft_result_t weft_reduce(const void *sendbuf, void *recvbuf, size_t count,
                                    weft_dtype_t dt, weft_op_t op, int root, weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_reduce("weft_reduce", sendbuf, recvbuf, count, dt, op,
-                                                root, comm, &req), &req);
+    return start_reduce("weft_reduce", sendbuf, recvbuf, count, dt, op, root, comm,
+                        WEFT__COLL_BLOCKING);
 }
 
 static weft_result_t start_reduce_scatter(const char *fn, const void *sendbuf, void *recvbuf,
@@ -207,10 +198,8 @@ WEFT_API weft_result_t weft_reduce_scatterv(const void *sendbuf, void *recvbuf,
                                             const size_t *recvcounts, weft_dtype_t dt,
                                             weft_op_t op, weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_reduce_scatter("weft_reduce_scatterv", sendbuf, recvbuf,
-                                                        recvcounts, dt, op, comm, &req), &req);
+    return start_reduce_scatter("weft_reduce_scatterv", sendbuf, recvbuf, recvcounts, dt, op, comm,
+                                WEFT__COLL_BLOCKING);
 }
 
 static weft_result_t start_reduce_scatter_even(const char *fn, const void *sendbuf,
@@ -244,11 +233,8 @@ WEFT_API weft_result_t weft_reduce_scatter(const void *sendbuf, void *recvbuf,
                                            size_t recvcount, weft_dtype_t dt, weft_op_t op,
                                            weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_reduce_scatter_even("weft_reduce_scatter", sendbuf,
-                                                             recvbuf, recvcount, dt, op, comm,
-                                                             &req), &req);
+    return start_reduce_scatter_even("weft_reduce_scatter", sendbuf, recvbuf, recvcount, dt, op,
+                                     comm, WEFT__COLL_BLOCKING);
 }
 
 static weft_result_t start_scan(const char *fn, const void *sendbuf, void *recvbuf,
@@ -286,10 +272,7 @@ WEFT_API weft_result_t weft_iscan(const void *sendbuf, void *recvbuf, size_t cou
 WEFT_API weft_result_t weft_scan(const void *sendbuf, void *recvbuf, size_t count,
                                  weft_dtype_t dt, weft_op_t op, weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_scan("weft_scan", sendbuf, recvbuf, count, dt, op,
-                                              comm, &req, 0), &req);
+    return start_scan("weft_scan", sendbuf, recvbuf, count, dt, op, comm, WEFT__COLL_BLOCKING, 0);
 }
 
 WEFT_API weft_result_t weft_iexscan(const void *sendbuf, void *recvbuf, size_t count,
@@ -302,8 +285,5 @@ WEFT_API weft_result_t weft_iexscan(const void *sendbuf, void *recvbuf, size_t c
 WEFT_API weft_result_t weft_exscan(const void *sendbuf, void *recvbuf, size_t count,
                                    weft_dtype_t dt, weft_op_t op, weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_scan("weft_exscan", sendbuf, recvbuf, count, dt, op,
-                                              comm, &req, 1), &req);
+    return start_scan("weft_exscan", sendbuf, recvbuf, count, dt, op, comm, WEFT__COLL_BLOCKING, 1);
 }

@@ -90,11 +90,8 @@ WEFT_API weft_result_t weft_gatherv(const void *sendbuf, size_t sendcount, void 
                                     const size_t *recvcounts, const size_t *displs,
                                     weft_dtype_t dt, int root, weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_gather("weft_gatherv", sendbuf, sendcount, recvbuf,
-                                                recvcounts, displs, dt, root, comm, 0, &req),
-                                   &req);
+    return start_gather("weft_gatherv", sendbuf, sendcount, recvbuf, recvcounts, displs, dt, root,
+                        comm, 0, WEFT__COLL_BLOCKING);
 }
 
 static weft_result_t start_gather_even(const char *fn, const void *sendbuf, void *recvbuf,
@@ -125,10 +122,8 @@ WEFT_API weft_result_t weft_igather(const void *sendbuf, void *recvbuf, size_t c
 WEFT_API weft_result_t weft_gather(const void *sendbuf, void *recvbuf, size_t count,
                                    weft_dtype_t dt, int root, weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_gather_even("weft_gather", sendbuf, recvbuf, count, dt,
-                                                     root, comm, &req), &req);
+    return start_gather_even("weft_gather", sendbuf, recvbuf, count, dt, root, comm,
+                             WEFT__COLL_BLOCKING);
 }
 
 /* ----------------------------------------------------------------- scatter */
@@ -179,11 +174,8 @@ WEFT_API weft_result_t weft_scatterv(const void *sendbuf, const size_t *sendcoun
                                      const size_t *displs, void *recvbuf, size_t recvcount,
                                      weft_dtype_t dt, int root, weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_scatter("weft_scatterv", sendbuf, sendcounts, displs,
-                                                 recvbuf, recvcount, dt, root, comm, 0, &req),
-                                   &req);
+    return start_scatter("weft_scatterv", sendbuf, sendcounts, displs, recvbuf, recvcount, dt, root,
+                         comm, 0, WEFT__COLL_BLOCKING);
 }
 
 static weft_result_t start_scatter_even(const char *fn, const void *sendbuf, void *recvbuf,
@@ -214,10 +206,8 @@ WEFT_API weft_result_t weft_iscatter(const void *sendbuf, void *recvbuf, size_t 
 WEFT_API weft_result_t weft_scatter(const void *sendbuf, void *recvbuf, size_t count,
                                     weft_dtype_t dt, int root, weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_scatter_even("weft_scatter", sendbuf, recvbuf, count,
-                                                      dt, root, comm, &req), &req);
+    return start_scatter_even("weft_scatter", sendbuf, recvbuf, count, dt, root, comm,
+                              WEFT__COLL_BLOCKING);
 }
 
 /* --------------------------------------------------------------- allgather */
@@ -267,11 +257,8 @@ WEFT_API weft_result_t weft_allgatherv(const void *sendbuf, size_t sendcount, vo
                                        const size_t *recvcounts, const size_t *displs,
                                        weft_dtype_t dt, weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_allgather("weft_allgatherv", sendbuf, sendcount,
-                                                   recvbuf, recvcounts, displs, dt, comm, &req),
-                                   &req);
+    return start_allgather("weft_allgatherv", sendbuf, sendcount, recvbuf, recvcounts, displs, dt,
+                           comm, WEFT__COLL_BLOCKING);
 }
 
 static weft_result_t start_allgather_even(const char *fn, const void *sendbuf, void *recvbuf,
@@ -305,10 +292,8 @@ WEFT_API weft_result_t weft_iallgather(const void *sendbuf, void *recvbuf, size_
 WEFT_API weft_result_t weft_allgather(const void *sendbuf, void *recvbuf, size_t count,
                                       weft_dtype_t dt, weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_allgather_even("weft_allgather", sendbuf, recvbuf,
-                                                        count, dt, comm, &req), &req);
+    return start_allgather_even("weft_allgather", sendbuf, recvbuf, count, dt, comm,
+                                WEFT__COLL_BLOCKING);
 }
 
 /* ---------------------------------------------------------------- alltoall */
@@ -366,11 +351,8 @@ WEFT_API weft_result_t weft_alltoallv(const void *sendbuf, const size_t *sendcou
                                       const size_t *recvcounts, const size_t *rdispls,
                                       weft_dtype_t dt, weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_alltoall("weft_alltoallv", 0, 0, sendbuf, sendcounts,
-                                                  sdispls, recvbuf, recvcounts, rdispls, dt,
-                                                  comm, &req), &req);
+    return start_alltoall("weft_alltoallv", 0, 0, sendbuf, sendcounts, sdispls, recvbuf, recvcounts,
+                          rdispls, dt, comm, WEFT__COLL_BLOCKING);
 }
 
 static weft_result_t start_alltoall_even(const char *fn, const void *sendbuf, void *recvbuf,
@@ -401,8 +383,6 @@ WEFT_API weft_result_t weft_ialltoall(const void *sendbuf, void *recvbuf, size_t
 WEFT_API weft_result_t weft_alltoall(const void *sendbuf, void *recvbuf, size_t count,
                                      weft_dtype_t dt, weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_alltoall_even("weft_alltoall", sendbuf, recvbuf,
-                                                       count, dt, comm, &req), &req);
+    return start_alltoall_even("weft_alltoall", sendbuf, recvbuf, count, dt, comm,
+                               WEFT__COLL_BLOCKING);
 }

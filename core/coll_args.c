@@ -113,15 +113,3 @@ weft_result_t weft__coll_apply_op(weft__coll_t *c, weft_op_t op, const void *inp
         weft__coll_free(c);
     return rc;
 }
-
-weft_result_t weft__coll_run_blocking(weft_result_t rc, weft_request_t *req)
-{
-    if (rc != WEFT_SUCCESS)
-        return rc;
-    rc = weft_wait(req, NULL);
-    if (rc == WEFT_ERR_TIMEOUT && *req) {
-        weft__request_cancel(*req, WEFT_ERR_TIMEOUT);
-        weft_request_free(req);
-    }
-    return rc;
-}

@@ -32,8 +32,4 @@ weft_result_t weft__coll_check_op(const char *fn, weft_dtype_t dt, weft_op_t op)
 weft_result_t weft__coll_apply_op(weft__coll_t *c, weft_op_t op, const void *input,
                                   size_t count);
 
-/* A blocking collective: its nonblocking twin's result, then wait; on a
- * timeout the operation is given up. */
-weft_result_t weft__coll_run_blocking(weft_result_t rc, weft_request_t *req);
-
 #endif /* WEFT_CORE_COLL_ARGS_H */

@@ -244,12 +244,6 @@ static weft_result_t start_axis(const char *fn, enum axis_kind kind, const void 
     return weft__coll_start(comm, c, axis_kinds[kind], req);
 }
 
-#define AXIS_BLOCKING(call)                                                        \
-    do {                                                                           \
-        weft_request_t req_ = NULL;                                                \
-        return weft__coll_run_blocking((call), &req_);                             \
-    } while (0)
-
 WEFT_API weft_result_t weft_igather_axis(const void *sendbuf, void *recvbuf, int ndims,
                                          const size_t *local_shape, int axis, weft_dtype_t dt,
                                          int root, weft_comm_t comm, weft_request_t *req)
@@ -262,8 +256,8 @@ WEFT_API weft_result_t weft_gather_axis(const void *sendbuf, void *recvbuf, int 
                                         const size_t *local_shape, int axis, weft_dtype_t dt,
                                         int root, weft_comm_t comm)
 {
-    AXIS_BLOCKING(start_axis("weft_gather_axis", AX_GATHER, sendbuf, recvbuf, ndims,
-                             local_shape, axis, dt, WEFT_SUM, root, comm, &req_));
+    return start_axis("weft_gather_axis", AX_GATHER, sendbuf, recvbuf, ndims, local_shape, axis, dt,
+                      WEFT_SUM, root, comm, WEFT__COLL_BLOCKING);
 }
 
 WEFT_API weft_result_t weft_iallgather_axis(const void *sendbuf, void *recvbuf, int ndims,
@@ -279,8 +273,8 @@ WEFT_API weft_result_t weft_allgather_axis(const void *sendbuf, void *recvbuf, i
                                            const size_t *local_shape, int axis,
                                            weft_dtype_t dt, weft_comm_t comm)
 {
-    AXIS_BLOCKING(start_axis("weft_allgather_axis", AX_ALLGATHER, sendbuf, recvbuf, ndims,
-                             local_shape, axis, dt, WEFT_SUM, 0, comm, &req_));
+    return start_axis("weft_allgather_axis", AX_ALLGATHER, sendbuf, recvbuf, ndims, local_shape,
+                      axis, dt, WEFT_SUM, 0, comm, WEFT__COLL_BLOCKING);
 }
 
 WEFT_API weft_result_t weft_iscatter_axis(const void *sendbuf, void *recvbuf, int ndims,
@@ -295,8 +289,8 @@ WEFT_API weft_result_t weft_scatter_axis(const void *sendbuf, void *recvbuf, int
                                          const size_t *shape, int axis, weft_dtype_t dt,
                                          int root, weft_comm_t comm)
 {
-    AXIS_BLOCKING(start_axis("weft_scatter_axis", AX_SCATTER, sendbuf, recvbuf, ndims, shape,
-                             axis, dt, WEFT_SUM, root, comm, &req_));
+    return start_axis("weft_scatter_axis", AX_SCATTER, sendbuf, recvbuf, ndims, shape, axis, dt,
+                      WEFT_SUM, root, comm, WEFT__COLL_BLOCKING);
 }
 
 WEFT_API weft_result_t weft_ireduce_scatter_axis(const void *sendbuf, void *recvbuf,
@@ -313,8 +307,8 @@ WEFT_API weft_result_t weft_reduce_scatter_axis(const void *sendbuf, void *recvb
                                                 weft_dtype_t dt, weft_op_t op,
                                                 weft_comm_t comm)
 {
-    AXIS_BLOCKING(start_axis("weft_reduce_scatter_axis", AX_REDUCE_SCATTER, sendbuf, recvbuf,
-                             ndims, shape, axis, dt, op, 0, comm, &req_));
+    return start_axis("weft_reduce_scatter_axis", AX_REDUCE_SCATTER, sendbuf, recvbuf, ndims, shape,
+                      axis, dt, op, 0, comm, WEFT__COLL_BLOCKING);
 }
 
 WEFT_API weft_result_t weft_ialltoall_axis(const void *sendbuf, void *recvbuf, int ndims,
@@ -329,6 +323,6 @@ WEFT_API weft_result_t weft_alltoall_axis(const void *sendbuf, void *recvbuf, in
                                           const size_t *shape, int axis, weft_dtype_t dt,
                                           weft_comm_t comm)
 {
-    AXIS_BLOCKING(start_axis("weft_alltoall_axis", AX_ALLTOALL, sendbuf, recvbuf, ndims, shape,
-                             axis, dt, WEFT_SUM, 0, comm, &req_));
+    return start_axis("weft_alltoall_axis", AX_ALLTOALL, sendbuf, recvbuf, ndims, shape, axis, dt,
+                      WEFT_SUM, 0, comm, WEFT__COLL_BLOCKING);
 }

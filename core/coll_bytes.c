@@ -115,10 +115,7 @@ WEFT_API weft_result_t weft_ibroadcast_bytes(void **buf, size_t *len, int root,
 WEFT_API weft_result_t weft_broadcast_bytes(void **buf, size_t *len, int root,
                                             weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_bcast_bytes("weft_broadcast_bytes", buf, len, root,
-                                                     comm, &req), &req);
+    return start_bcast_bytes("weft_broadcast_bytes", buf, len, root, comm, WEFT__COLL_BLOCKING);
 }
 
 /* ----------------------------------------------------------- allgather */
@@ -244,8 +241,6 @@ WEFT_API weft_result_t weft_iallgather_bytes(const void *buf, size_t len, void *
 WEFT_API weft_result_t weft_allgather_bytes(const void *buf, size_t len, void **out,
                                             size_t *lens, weft_comm_t comm)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(start_gather_bytes("weft_allgather_bytes", buf, len, out,
-                                                      lens, comm, &req), &req);
+    return start_gather_bytes("weft_allgather_bytes", buf, len, out, lens, comm,
+                              WEFT__COLL_BLOCKING);
 }

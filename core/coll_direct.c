@@ -9,14 +9,14 @@
  */
 #include "config.h"
 
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "core/coll.h"
 #include "core/error.h"
 #include "core/reduce.h"
 
-/* c->tmp holds the n inputs, rank order, this rank's among them. */
+/* c->ctx holds the n inputs, rank order, this rank's among them. */
 static weft_result_t direct_step(weft__coll_t *c, int *done)
 {
     int n = c->gsize, me = c->grank, nops = 0;
@@ -24,7 +24,6 @@ static weft_result_t direct_step(weft__coll_t *c, int *done)
     const char *in = c->sendbuf == WEFT_IN_PLACE ? c->recvbuf : c->sendbuf;
     char *all;
     weft_p2p_op_t *ops;
-    weft_result_t rc;
 
     if (c->phase++ == 0) {
         if (n == 1 || !bytes) {
@@ -33,10 +32,11 @@ static weft_result_t direct_step(weft__coll_t *c, int *done)
             *done = 1;
             return WEFT_SUCCESS;
         }
-        if (!(c->tmp = malloc((size_t)n * bytes)) ||
-            !(ops = malloc(2 * (size_t)n * sizeof(*ops))))
+        if (bytes > SIZE_MAX / (size_t)n ||
+            !(c->ctx = weft__coll_scratch(c, (size_t)n * bytes)) ||
+            !(ops = weft__coll_scratch(c, 2 * (size_t)n * sizeof(*ops))))
             return weft__error(WEFT_ERR_NO_MEMORY, "allreduce: out of memory");
-        all = c->tmp;
+        all = c->ctx;
         memcpy(all + (size_t)me * bytes, in, bytes);
         for (int k = 1; k < n; k++) {
             int to = (me + k) % n, from = (me - k + n) % n;
@@ -46,11 +46,9 @@ static weft_result_t direct_step(weft__coll_t *c, int *done)
             ops[nops++] = (weft_p2p_op_t){ WEFT_P2P_RECV, all + (size_t)from * bytes, bytes,
                                            WEFT_UINT8, from, 0 };
         }
-        rc = weft__coll_post(c, nops, ops);
-        free(ops);
-        return rc;
+        return weft__coll_post(c, nops, ops);
     }
-    all = c->tmp;
+    all = c->ctx;
     weft__reduce(c->recvbuf, all, all + bytes, c->count, c->dt, c->op);
     for (int r = 2; r < n; r++)
         weft__reduce(c->recvbuf, c->recvbuf, all + (size_t)r * bytes, c->count, c->dt, c->op);

@@ -32,14 +32,6 @@ typedef struct rd {
     char *tmp;
 } rd_t;
 
-static void rd_free(void *p)
-{
-    rd_t *r = p;
-
-    free(r->tmp);
-    free(r);
-}
-
 /* The real rank of member nr among the p. */
 static int real_rank(const rd_t *r, int nr)
 {
@@ -73,12 +65,11 @@ static weft_result_t rd_step(weft__coll_t *c, int *done)
             *done = 1;
             return WEFT_SUCCESS;
         }
-        if (!(r = calloc(1, sizeof(*r))) || !(r->tmp = malloc(c->count * c->esize))) {
-            free(r);
-            return weft__error(WEFT_ERR_NO_MEMORY, "allreduce: out of memory");
-        }
+        /* Both from the collective's room while the buffer is small. */
+        if (!(r = weft__coll_alloc(c, sizeof(*r))) ||
+            !(r->tmp = weft__coll_scratch(c, c->count * c->esize)))
+            return WEFT_ERR_NO_MEMORY;
         c->ctx = r;
-        c->ctx_free = rd_free;
         for (r->p = 1; r->p * 2 <= n; r->p *= 2)
             ;
         r->rem = n - r->p;

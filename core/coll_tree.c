@@ -36,19 +36,17 @@ static void tree_free(void *p)
 {
     tree_t *t = p;
 
-    if (t->in[0])
-        free(t->in[0]);
-    free(t);
+    free(t->in[0]);
 }
 
 /* Builds the tree of c's root; NULL ctx stays NULL on failure. */
 static weft_result_t tree_new(weft__coll_t *c, size_t bytes, tree_t **out)
 {
     int n = c->gsize, root = c->root, vr = (c->grank - root + n) % n, low = 1;
-    tree_t *t = calloc(1, sizeof(*t));
+    tree_t *t = weft__coll_alloc(c, sizeof(*t));
 
     if (!t)
-        return weft__error(WEFT_ERR_NO_MEMORY, "tree: out of memory");
+        return WEFT_ERR_NO_MEMORY;
     c->ctx = t;
     c->ctx_free = tree_free;
     if (vr) {

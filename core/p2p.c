@@ -105,7 +105,6 @@ WEFT_API weft_result_t weft_irecv(void *buf, size_t count, weft_dtype_t dt, int 
 WEFT_API weft_result_t weft_batch_isend_irecv(int n, const weft_p2p_op_t *ops, weft_comm_t comm,
                                               weft_request_t *req)
 {
-    struct weft_request *r;
     weft_result_t rc = weft__comm_check(comm, "weft_batch_isend_irecv");
 
     if (rc != WEFT_SUCCESS)
@@ -133,6 +132,17 @@ WEFT_API weft_result_t weft_batch_isend_irecv(int n, const weft_p2p_op_t *ops, w
         return check_op(fn, ops[i].kind, ops[i].buf, ops[i].count, ops[i].dt, ops[i].peer,
                         ops[i].tag, comm, &bytes);
     }
+    return weft__request_post_batch(comm, n, ops, req);
+}
+
+weft_result_t weft__request_post_batch(weft_comm_t comm, int n, const weft_p2p_op_t *ops,
+                                       struct weft_request **req)
+{
+    struct weft_request *r;
+    weft_result_t rc;
+
+    if (comm->aborted)
+        return weft__error(WEFT_ERR_ABORTED, "the communicator was aborted");
     rc = weft__request_create(comm, n > 0 ? n : 1, &r);
     if (rc != WEFT_SUCCESS)
         return rc;

@@ -185,9 +185,17 @@ static int node_oversubscribed(weft__instance_t *inst)
 
 weft_result_t weft__request_wait(struct weft_request *req, int timeout_ms)
 {
+    int64_t deadline = 0;
+
+    return weft__request_wait_until(req, timeout_ms, &deadline);
+}
+
+weft_result_t weft__request_wait_until(struct weft_request *req, int timeout_ms,
+                                       int64_t *deadline_ms)
+{
     weft__instance_t *inst = req->inst;
     int yield_every = node_oversubscribed(inst) ? WEFT_YIELD_EVERY : 0;
-    int64_t spin_end_us = 0, deadline = 0;
+    int64_t spin_end_us = 0, deadline = *deadline_ms;
     int spins = 0;
     int done = 0;
 
@@ -213,11 +221,10 @@ weft_result_t weft__request_wait(struct weft_request *req, int timeout_ms)
             spin_end_us = now_us() + WEFT_SPIN_US;
             continue;
         }
-        if (!deadline) {
-            if (now_us() < spin_end_us)
-                continue;
-            deadline = weft__now_ms() + timeout_ms;
-        }
+        if (now_us() < spin_end_us)
+            continue;
+        if (!deadline)
+            *deadline_ms = deadline = weft__now_ms() + timeout_ms;
         left = deadline - weft__now_ms();
         if (left <= 0)
             return weft__error(WEFT_ERR_TIMEOUT,

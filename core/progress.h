@@ -23,5 +23,11 @@ int64_t weft__now_ms(void);
 /* Waits for req until it completes or timeout_ms passes (WEFT_ERR_TIMEOUT,
  * request left pending). */
 weft_result_t weft__request_wait(struct weft_request *req, int timeout_ms);
+/* The same against *deadline_ms, a monotonic time that 0 leaves to be set
+ * to now + timeout_ms once the wait outlasts its spin: the rounds of one
+ * collective share it, and a round that ends while spinning reads no
+ * clock. */
+weft_result_t weft__request_wait_until(struct weft_request *req, int timeout_ms,
+                                       int64_t *deadline_ms);
 
 #endif /* WEFT_CORE_PROGRESS_H */

@@ -37,6 +37,7 @@ static void request_destroy(struct weft_request *req)
 
 void weft__request_cache_drain(void)
 {
+    weft__coll_cache_drain();
     while (cache_head) {
         struct weft_request *req = cache_head;
 
@@ -58,10 +59,8 @@ static void cache_key_create(void)
         cache_key = (pthread_key_t)-1;
 }
 
-static int cache_push(struct weft_request *req)
+int weft__request_cache_arm(void)
 {
-    if (cache_len >= WEFT_REQUEST_CACHE_MAX)
-        return 0;
     if (!cache_armed) {
         /* A non-NULL value is what makes the destructor run. */
         pthread_once(&cache_key_once, cache_key_create);
@@ -69,6 +68,13 @@ static int cache_push(struct weft_request *req)
             return 0;
         cache_armed = 1;
     }
+    return 1;
+}
+
+static int cache_push(struct weft_request *req)
+{
+    if (cache_len >= WEFT_REQUEST_CACHE_MAX || !weft__request_cache_arm())
+        return 0;
     req->next_active = cache_head;
     cache_head = req;
     cache_len++;
@@ -164,8 +170,10 @@ static void sub_finish(weft__subop_t *sub, weft_result_t rc)
     sub->result = rc;
 }
 
-/* Hands one sub-operation to the transport of its peer. */
-static weft_result_t sub_post(weft_comm_t comm, weft__subop_t *sub)
+/* Hands one sub-operation to the transport of its peer, holding that
+ * transport's lock: *held is the transport whose lock the caller holds
+ * (NULL: none), kept held for the next sub-operation of a batch. */
+static weft_result_t sub_post_held(weft_comm_t comm, weft__subop_t *sub, weft__plugin_t **held)
 {
     weft__instance_t *inst = comm->inst;
     weft__plugin_t *pl;
@@ -180,13 +188,17 @@ static weft_result_t sub_post(weft_comm_t comm, weft__subop_t *sub)
         pl = inst->peers[world].plugin;
     }
     sub->plugin = pl;
-    pthread_mutex_lock(&pl->lock);
+    if (*held != pl) {
+        if (*held)
+            pthread_mutex_unlock(&(*held)->lock);
+        pthread_mutex_lock(&pl->lock);
+        *held = pl;
+    }
     if (sub->kind == WEFT_P2P_SEND)
         rc = pl->ops->isend(pl->ctx, world, sub->buf, sub->bytes, sub->tag, NULL, &sub->treq);
     else
         rc = pl->ops->irecv(pl->ctx, world, sub->buf, sub->bytes, sub->tag, sub->ignore, NULL,
                             &sub->treq);
-    pthread_mutex_unlock(&pl->lock);
     if (rc != WEFT_SUCCESS) {
         WEFT_WARN(TRANSPORT, "%s %s to world rank %d failed: %s (%s)", pl->name,
                   sub->kind == WEFT_P2P_SEND ? "isend" : "irecv", world, weft_strerror(rc),
@@ -196,6 +208,15 @@ static weft_result_t sub_post(weft_comm_t comm, weft__subop_t *sub)
     }
     sub->state = WEFT__SUBOP_POSTED;
     return WEFT_SUCCESS;
+}
+
+static weft_result_t sub_post(weft_comm_t comm, weft__subop_t *sub)
+{
+    weft__plugin_t *held = NULL;
+    weft_result_t rc = sub_post_held(comm, sub, &held);
+
+    pthread_mutex_unlock(&held->lock);
+    return rc;
 }
 
 /* A receive from any source over several transports: takes the first
@@ -297,23 +318,45 @@ static void sub_test(struct weft_request *req, weft__subop_t *sub)
 
 int weft__request_progress_test(struct weft_request *req, int *done)
 {
-    weft__subop_t *sub = &req->subs[0];
-    weft__plugin_t *pl = sub->plugin;
-    weft_transport_completion_t c;
-    weft_result_t rc;
-    int tdone = 0;
+    weft__plugin_t *pl = NULL;
+    int ndone = 0;
 
-    if (req->coll || req->nsub != 1 || sub->state != WEFT__SUBOP_POSTED ||
-        req->inst->ntransports_used != 1 || (req->comm && req->comm->pending_head))
+    if (req->coll || req->inst->ntransports_used != 1 ||
+        (req->comm && req->comm->pending_head))
+        return 0;
+    /* Every operation posted (or done), all to the one transport. */
+    for (int i = 0; i < req->nsub; i++) {
+        weft__subop_t *sub = &req->subs[i];
+
+        if (sub->state == WEFT__SUBOP_POSTED)
+            pl = sub->plugin;
+        else if (sub->state != WEFT__SUBOP_DONE)
+            return 0;
+    }
+    if (!pl)
         return 0;
     pthread_mutex_lock(&pl->lock);
     pl->ops->progress(pl->ctx);
-    rc = pl->ops->test(pl->ctx, sub->treq, &tdone, &c);
+    req->result = WEFT_SUCCESS;
+    for (int i = 0; i < req->nsub; i++) {
+        weft__subop_t *sub = &req->subs[i];
+        weft_transport_completion_t c;
+
+        if (sub->state == WEFT__SUBOP_POSTED) {
+            int tdone = 0;
+            weft_result_t rc = pl->ops->test(pl->ctx, sub->treq, &tdone, &c);
+
+            sub_tested(req, sub, rc, tdone, &c);
+        }
+        if (sub->state != WEFT__SUBOP_DONE)
+            continue;
+        ndone++;
+        if (sub->result != WEFT_SUCCESS && req->result == WEFT_SUCCESS)
+            req->result = sub->result;
+    }
     pthread_mutex_unlock(&pl->lock);
-    sub_tested(req, sub, rc, tdone, &c);
-    req->result = sub->state == WEFT__SUBOP_DONE ? sub->result : WEFT_SUCCESS;
-    req->ndone = sub->state == WEFT__SUBOP_DONE;
-    *done = req->ndone;
+    req->ndone = ndone;
+    *done = ndone == req->nsub;
     return 1;
 }
 
@@ -444,6 +487,7 @@ void weft__request_free(struct weft_request *req)
 void weft__request_start(struct weft_request *req)
 {
     weft_comm_t comm = req->comm;
+    weft__plugin_t *held = NULL;
 
     for (int i = 0; i < req->nsub; i++) {
         weft__subop_t *sub = &req->subs[i];
@@ -456,9 +500,12 @@ void weft__request_start(struct weft_request *req)
             continue;
         }
         /* A failure is recorded in the sub-operation and reported when
-         * the request is waited for, as for any other failure. */
-        sub_post(comm, sub);
+         * the request is waited for, as for any other failure. One hold
+         * of the transport's lock for the whole batch. */
+        sub_post_held(comm, sub, &held);
     }
+    if (held)
+        pthread_mutex_unlock(&held->lock);
     if (comm->pending_head)
         comm_advance_pending(comm);
 }

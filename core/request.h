@@ -71,8 +71,17 @@ int weft__request_progress_test(struct weft_request *req, int *done);
 /* Fails every unfinished sub-operation with rc (abort, destroy). */
 void weft__request_cancel(struct weft_request *req, weft_result_t rc);
 void weft__request_free(struct weft_request *req);
-/* Frees the calling thread's requests kept for reuse (request.c). */
+/* weft_batch_isend_irecv without its argument checks, for operations
+ * known to be valid (a collective's rounds): the checks were a tenth of
+ * a small collective's time. */
+weft_result_t weft__request_post_batch(weft_comm_t comm, int n, const weft_p2p_op_t *ops,
+                                       struct weft_request **req);
+/* Frees the calling thread's requests and collectives kept for reuse
+ * (request.c, coll.c), as the thread's exit does once armed. */
 void weft__request_cache_drain(void);
+/* Makes sure the calling thread's exit drains its caches; 0 when that
+ * cannot be arranged (then nothing may be cached). */
+int weft__request_cache_arm(void);
 /* Status of a completed request (NULL status allowed). */
 void weft__request_status(const struct weft_request *req, weft_status_t *status);
 

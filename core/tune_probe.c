@@ -188,9 +188,7 @@ static double measure_gamma(int scale)
 
 static weft_result_t run_blocking(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind)
 {
-    weft_request_t req = NULL;
-
-    return weft__coll_run_blocking(weft__coll_start(comm, c, kind, &req), &req);
+    return weft__coll_start(comm, c, kind, WEFT__COLL_BLOCKING);
 }
 
 static weft_result_t bcast_doubles(weft_comm_t comm, double *v, size_t n)
