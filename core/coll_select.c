@@ -14,6 +14,7 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,15 +148,29 @@ int weft__coll_algo_applies(const weft__coll_algo_t *a, int contiguous, int even
     return 1;
 }
 
+/* The first flat entry of each operation, -1 where it has none: looked up
+ * once rather than on every call (a scan of the table was 3% of a small
+ * allreduce). */
+static int first_flat[WEFT__COLL_NKINDS];
+static pthread_once_t first_flat_once = PTHREAD_ONCE_INIT;
+
+static void first_flat_find(void)
+{
+    for (int k = 0; k < WEFT__COLL_NKINDS; k++)
+        first_flat[k] = -1;
+    for (size_t i = NALGOS; i-- > 0;)
+        if (!algos[i].hierarchical)
+            first_flat[algos[i].kind] = (int)i;
+}
+
 void weft__coll_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind, size_t bytes,
                        int even)
 {
     const weft__node_map_t *m = &comm->nodes;
-    int flat = -1, pick;
+    int flat, pick;
 
-    for (size_t i = 0; i < NALGOS && flat < 0; i++)
-        if (algos[i].kind == kind && !algos[i].hierarchical)
-            flat = (int)i;
+    pthread_once(&first_flat_once, first_flat_find);
+    flat = first_flat[kind];
     if (flat < 0)
         return; /* no choice for this operation: the caller set its algorithm */
     /* An allgatherv's bytes are this rank's own block, which differs

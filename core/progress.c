@@ -128,7 +128,7 @@ static void progress_and_poll(weft__instance_t *inst, struct weft_request *req, 
 {
     static __thread unsigned progress_ticks_fast;
 
-    if (!weft__request_progress_test(req, done)) {
+    if (!weft__request_progress_test(req, 1, done)) {
         weft__progress(inst);
         weft__request_poll(req, done);
         return;
@@ -201,7 +201,8 @@ weft_result_t weft__request_wait_until(struct weft_request *req, int timeout_ms,
 
     /* A send that went out whole at posting, or a receive whose message
      * was already drained, needs no pass over the transports. */
-    weft__request_poll(req, &done);
+    if (!weft__request_progress_test(req, 0, &done))
+        weft__request_poll(req, &done);
     if (done)
         return WEFT_SUCCESS;
     for (;;) {

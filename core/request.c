@@ -316,7 +316,7 @@ static void sub_test(struct weft_request *req, weft__subop_t *sub)
     sub_tested(req, sub, rc, done, &c);
 }
 
-int weft__request_progress_test(struct weft_request *req, int *done)
+int weft__request_progress_test(struct weft_request *req, int progress, int *done)
 {
     weft__plugin_t *pl = NULL;
     int ndone = 0;
@@ -336,7 +336,8 @@ int weft__request_progress_test(struct weft_request *req, int *done)
     if (!pl)
         return 0;
     pthread_mutex_lock(&pl->lock);
-    pl->ops->progress(pl->ctx);
+    if (progress)
+        pl->ops->progress(pl->ctx);
     req->result = WEFT_SUCCESS;
     for (int i = 0; i < req->nsub; i++) {
         weft__subop_t *sub = &req->subs[i];
@@ -368,6 +369,12 @@ weft_result_t weft__request_poll(struct weft_request *req, int *done)
     if (req->coll) {
         weft__coll_poll(req->coll, done);
         req->result = req->coll->result;
+        return WEFT_SUCCESS;
+    }
+    /* Finished operations stay finished: nothing to test again (a
+     * collective's round is polled once more after its wait). */
+    if (req->ndone == req->nsub) {
+        *done = 1;
         return WEFT_SUCCESS;
     }
     if (comm && comm->pending_head)

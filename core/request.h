@@ -63,11 +63,12 @@ void weft__request_start(struct weft_request *req);
 /* Hands waiting sub-operations to transports and tests posted ones; sets
  * *done when every sub-operation finished. Never blocks. */
 weft_result_t weft__request_poll(struct weft_request *req, int *done);
-/* For a request of one operation posted to the instance's only transport:
- * one pass of that transport and a test of the operation under a single
- * hold of its lock, with *done as weft__request_poll sets it; returns 1.
- * Returns 0, having done nothing, for any other request. */
-int weft__request_progress_test(struct weft_request *req, int *done);
+/* For a request whose operations are all posted to the instance's only
+ * transport: one pass of that transport (when progress is set) and a test
+ * of the operations under a single hold of its lock, with *done as
+ * weft__request_poll sets it; returns 1. Returns 0, having done nothing,
+ * for any other request. */
+int weft__request_progress_test(struct weft_request *req, int progress, int *done);
 /* Fails every unfinished sub-operation with rc (abort, destroy). */
 void weft__request_cancel(struct weft_request *req, weft_result_t rc);
 void weft__request_free(struct weft_request *req);
