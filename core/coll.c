@@ -112,9 +112,10 @@ weft_result_t weft__coll_set_vectors(weft__coll_t *c, int n, const size_t *scoun
     const size_t *in[4] = { scounts, sdispls, rcounts, rdispls };
     const size_t **out[4] = { &c->scounts, &c->sdispls, &c->rcounts, &c->rdispls };
 
-    c->vec = malloc(4 * (size_t)n * sizeof(*c->vec));
+    /* In the collective's room for up to 16 ranks. */
+    c->vec = weft__coll_scratch(c, 4 * (size_t)n * sizeof(*c->vec));
     if (!c->vec)
-        return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate %d counts", 4 * n);
+        return WEFT_ERR_NO_MEMORY;
     for (int i = 0; i < 4; i++) {
         if (!in[i])
             continue;
@@ -342,7 +343,6 @@ void weft__coll_free(weft__coll_t *c)
         c->ctx_free(c->ctx);
     free(c->tmp);
     free(c->offs);
-    free(c->vec);
     free(c->premul_input);
     while (c->blocks) {
         coll_block_t *b = c->blocks;

@@ -69,7 +69,7 @@ typedef struct weft__coll {
     /* The v-forms' counts and displacements (elements, size entries each),
      * copied from the caller into vec so they need not outlive the call. */
     const size_t *scounts, *sdispls, *rcounts, *rdispls;
-    size_t *vec;
+    size_t *vec;                 /* from weft__coll_scratch */
     void *premul_input;          /* the input scaled for PREMUL_SUM */
     /* Composite forms (coll_compose.c) keep their state here. */
     void *ctx;

@@ -52,6 +52,8 @@ static weft_result_t start_bcast(const char *fn, void *buf, size_t count, weft_d
         rc = weft__coll_check_root(fn, root, comm);
     if (rc != WEFT_SUCCESS)
         return rc;
+    if (count == 0 && weft__coll_skip_empty(comm, req))
+        return WEFT_SUCCESS;
     if (!(c = weft__coll_new(NULL, buf, count, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
     weft__coll_choose(c, comm, WEFT__COLL_BCAST, count * esize, 1);
@@ -86,6 +88,8 @@ static weft_result_t start_allreduce(const char *fn, const void *sendbuf, void *
         rc = weft__coll_check_op(fn, dt, op);
     if (rc != WEFT_SUCCESS)
         return rc;
+    if (count == 0 && weft__coll_skip_empty(comm, req))
+        return WEFT_SUCCESS;
     if (!(c = weft__coll_new(sendbuf, recvbuf, count, esize, dt, op, 0)))
         return WEFT_ERR_NO_MEMORY;
     if ((rc = weft__coll_apply_op(c, op, input_of(sendbuf, recvbuf), count)) != WEFT_SUCCESS)
@@ -127,6 +131,8 @@ static weft_result_t start_reduce(const char *fn, const void *sendbuf, void *rec
         rc = weft__coll_check_op(fn, dt, op);
     if (rc != WEFT_SUCCESS)
         return rc;
+    if (count == 0 && weft__coll_skip_empty(comm, req))
+        return WEFT_SUCCESS;
     if (!(c = weft__coll_new(input_of(sendbuf, recvbuf), recvbuf, count, esize, dt, op, root)))
         return WEFT_ERR_NO_MEMORY;
     if ((rc = weft__coll_apply_op(c, op, c->sendbuf, count)) != WEFT_SUCCESS)
@@ -172,6 +178,8 @@ static weft_result_t start_reduce_scatter(const char *fn, const void *sendbuf, v
         return rc;
     for (int i = 0; i < comm->size; i++)
         total += recvcounts[i];
+    if (total == 0 && weft__coll_skip_empty(comm, req))
+        return WEFT_SUCCESS;
     if (!(c = weft__coll_new(sendbuf, recvbuf, total, esize, dt, op, 0)))
         return WEFT_ERR_NO_MEMORY;
     if ((rc = weft__coll_set_vectors(c, comm->size, NULL, NULL, recvcounts, NULL)) !=
@@ -208,16 +216,17 @@ static weft_result_t start_reduce_scatter_even(const char *fn, const void *sendb
                                                weft_request_t *req)
 {
     weft_result_t rc = weft__coll_check_call(comm, fn, req);
-    size_t *counts;
+    size_t local[64] = { 0 }, *counts = local; /* no allocation up to 64 ranks */
 
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (!(counts = malloc((size_t)comm->size * sizeof(*counts))))
+    if (comm->size > 64 && !(counts = malloc((size_t)comm->size * sizeof(*counts))))
         return weft__error(WEFT_ERR_NO_MEMORY, "%s: out of memory", fn);
     for (int i = 0; i < comm->size; i++)
         counts[i] = recvcount;
     rc = start_reduce_scatter(fn, sendbuf, recvbuf, counts, dt, op, comm, req);
-    free(counts);
+    if (counts != local)
+        free(counts);
     return rc;
 }
 
@@ -253,6 +262,8 @@ static weft_result_t start_scan(const char *fn, const void *sendbuf, void *recvb
         rc = weft__coll_check_op(fn, dt, op);
     if (rc != WEFT_SUCCESS)
         return rc;
+    if (count == 0 && weft__coll_skip_empty(comm, req))
+        return WEFT_SUCCESS;
     if (!(c = weft__coll_new(sendbuf == recvbuf ? WEFT_IN_PLACE : sendbuf, recvbuf, count,
                              esize, dt, op, 0)))
         return WEFT_ERR_NO_MEMORY;

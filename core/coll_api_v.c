@@ -11,10 +11,16 @@
 #include "core/coll_args.h"
 #include "core/error.h"
 
-/* Counts all equal to count, displacements i * count (NULL: no memory). */
-static size_t *even_layout(const char *fn, int n, size_t count)
+/* Room for an even layout on the stack: up to this many ranks, an even
+ * call allocates none. */
+#define EVEN_LOCAL_RANKS 64
+
+/* Counts all equal to count, displacements i * count, in local when n
+ * fits (NULL: no memory); even_free gives it back. */
+static size_t *even_layout(const char *fn, int n, size_t count,
+                           size_t local[2 * EVEN_LOCAL_RANKS])
 {
-    size_t *v = malloc(2 * (size_t)n * sizeof(*v));
+    size_t *v = n <= EVEN_LOCAL_RANKS ? local : malloc(2 * (size_t)n * sizeof(*v));
 
     if (!v) {
         weft__error(WEFT_ERR_NO_MEMORY, "%s: out of memory", fn);
@@ -25,6 +31,23 @@ static size_t *even_layout(const char *fn, int n, size_t count)
         v[n + i] = (size_t)i * count;
     }
     return v;
+}
+
+static void even_free(size_t *v, const size_t *local)
+{
+    if (v != local)
+        free(v);
+}
+
+/* Whether any of the n blocks of counts (and of counts2, unless NULL) has
+ * an element. */
+static int any_block(const size_t *counts, const size_t *counts2, int n)
+{
+    size_t any = 0;
+
+    for (int i = 0; i < n; i++)
+        any |= counts[i] | (counts2 ? counts2[i] : 0);
+    return any != 0;
 }
 
 /* Starts c with its vectors, or frees it. */
@@ -70,6 +93,8 @@ static weft_result_t start_gather(const char *fn, const void *sendbuf, size_t se
                          "its recvcounts[%d] = %zu", fn, sendcount, root, recvcounts[root]);
     if (rc != WEFT_SUCCESS)
         return rc;
+    if (even && sendcount == 0 && weft__coll_skip_empty(comm, req))
+        return WEFT_SUCCESS;
     if (!(c = weft__coll_new(sendbuf, recvbuf, sendcount, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
     weft__coll_choose(c, comm, WEFT__COLL_GATHER, sendcount * esize, even);
@@ -99,16 +124,16 @@ static weft_result_t start_gather_even(const char *fn, const void *sendbuf, void
                                        weft_comm_t comm, weft_request_t *req)
 {
     weft_result_t rc = weft__coll_check_call(comm, fn, req);
-    size_t esize = weft__dtype_bytes(dt), *v;
+    size_t esize = weft__dtype_bytes(dt), *v, local[2 * EVEN_LOCAL_RANKS];
 
     if (rc == WEFT_SUCCESS && esize)
         rc = weft__coll_check_total(fn, "count", count, esize, comm);
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (!(v = even_layout(fn, comm->size, count)))
+    if (!(v = even_layout(fn, comm->size, count, local)))
         return WEFT_ERR_NO_MEMORY;
     rc = start_gather(fn, sendbuf, count, recvbuf, v, v + comm->size, dt, root, comm, 1, req);
-    free(v);
+    even_free(v, local);
     return rc;
 }
 
@@ -154,6 +179,8 @@ static weft_result_t start_scatter(const char *fn, const void *sendbuf, const si
                          "its sendcounts[%d] = %zu", fn, recvcount, root, sendcounts[root]);
     if (rc != WEFT_SUCCESS)
         return rc;
+    if (even && recvcount == 0 && weft__coll_skip_empty(comm, req))
+        return WEFT_SUCCESS;
     if (!(c = weft__coll_new(sendbuf, recvbuf, recvcount, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
     weft__coll_choose(c, comm, WEFT__COLL_SCATTER, recvcount * esize, even);
@@ -183,16 +210,16 @@ static weft_result_t start_scatter_even(const char *fn, const void *sendbuf, voi
                                         weft_comm_t comm, weft_request_t *req)
 {
     weft_result_t rc = weft__coll_check_call(comm, fn, req);
-    size_t esize = weft__dtype_bytes(dt), *v;
+    size_t esize = weft__dtype_bytes(dt), *v, local[2 * EVEN_LOCAL_RANKS];
 
     if (rc == WEFT_SUCCESS && esize)
         rc = weft__coll_check_total(fn, "count", count, esize, comm);
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (!(v = even_layout(fn, comm->size, count)))
+    if (!(v = even_layout(fn, comm->size, count, local)))
         return WEFT_ERR_NO_MEMORY;
     rc = start_scatter(fn, sendbuf, v, v + comm->size, recvbuf, count, dt, root, comm, 1, req);
-    free(v);
+    even_free(v, local);
     return rc;
 }
 
@@ -235,6 +262,8 @@ static weft_result_t start_allgather(const char *fn, const void *sendbuf, size_t
                          recvcounts[comm->rank]);
     if (rc != WEFT_SUCCESS)
         return rc;
+    if (!any_block(recvcounts, NULL, comm->size) && weft__coll_skip_empty(comm, req))
+        return WEFT_SUCCESS;
     if (!(c = weft__coll_new(in_place ? WEFT_IN_PLACE : sendbuf, recvbuf, sendcount, esize, dt,
                              WEFT_SUM, 0)))
         return WEFT_ERR_NO_MEMORY;
@@ -266,20 +295,20 @@ static weft_result_t start_allgather_even(const char *fn, const void *sendbuf, v
                                           weft_request_t *req)
 {
     weft_result_t rc = weft__coll_check_call(comm, fn, req);
-    size_t esize = weft__dtype_bytes(dt), *v;
+    size_t esize = weft__dtype_bytes(dt), *v, local[2 * EVEN_LOCAL_RANKS];
 
     if (rc == WEFT_SUCCESS && esize)
         rc = weft__coll_check_total(fn, "count", count, esize, comm);
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (!(v = even_layout(fn, comm->size, count)))
+    if (!(v = even_layout(fn, comm->size, count, local)))
         return WEFT_ERR_NO_MEMORY;
     /* sendbuf at this rank's block of recvbuf is in place too. */
     if (sendbuf != WEFT_IN_PLACE && recvbuf && esize &&
         sendbuf == (char *)recvbuf + (size_t)comm->rank * count * esize)
         sendbuf = WEFT_IN_PLACE;
     rc = start_allgather(fn, sendbuf, count, recvbuf, v, v + comm->size, dt, comm, req);
-    free(v);
+    even_free(v, local);
     return rc;
 }
 
@@ -325,6 +354,11 @@ static weft_result_t start_alltoall(const char *fn, int even, size_t even_count,
     }
     if (rc != WEFT_SUCCESS)
         return rc;
+    /* The exchanges skip empty blocks on both sides (coll_linear.c): a rank
+     * whose blocks are all empty has no part in an all-to-all even where
+     * the others have. */
+    if (!any_block(sendcounts, recvcounts, comm->size) && weft__coll_skip_empty(comm, req))
+        return WEFT_SUCCESS;
     /* even_count: what WEFT_CHECK compares (0 for the v-form). */
     if (!(c = weft__coll_new(in_place ? WEFT_IN_PLACE : sendbuf, recvbuf, even_count, esize, dt,
                              WEFT_SUM, 0)))
@@ -360,17 +394,17 @@ static weft_result_t start_alltoall_even(const char *fn, const void *sendbuf, vo
                                          weft_request_t *req)
 {
     weft_result_t rc = weft__coll_check_call(comm, fn, req);
-    size_t esize = weft__dtype_bytes(dt), *v;
+    size_t esize = weft__dtype_bytes(dt), *v, local[2 * EVEN_LOCAL_RANKS];
 
     if (rc == WEFT_SUCCESS && esize)
         rc = weft__coll_check_total(fn, "count", count, esize, comm);
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (!(v = even_layout(fn, comm->size, count)))
+    if (!(v = even_layout(fn, comm->size, count, local)))
         return WEFT_ERR_NO_MEMORY;
     rc = start_alltoall(fn, 1, count, sendbuf, v, v + comm->size, recvbuf, v, v + comm->size, dt,
                         comm, req);
-    free(v);
+    even_free(v, local);
     return rc;
 }
 

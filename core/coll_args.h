@@ -32,4 +32,12 @@ weft_result_t weft__coll_check_op(const char *fn, weft_dtype_t dt, weft_op_t op)
 weft_result_t weft__coll_apply_op(weft__coll_t *c, weft_op_t op, const void *input,
                                   size_t count);
 
+/* For a call whose valid arguments say it moves nothing on any rank: 1
+ * when it is done at once (not under WEFT_CHECK, whose ranks compare their
+ * arguments even then), with *req a complete request unless blocking.
+ * Blocking and nonblocking calls skip alike, since ranks may mix the two
+ * forms of one collective; the call counts in the communicator's sequence
+ * of collectives as if it ran. */
+int weft__coll_skip_empty(weft_comm_t comm, weft_request_t *req);
+
 #endif /* WEFT_CORE_COLL_ARGS_H */

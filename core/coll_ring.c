@@ -157,7 +157,6 @@ static void ring_free(void *p)
 
     free(g->rbuf[0]);
     free(g->part[0]);
-    free(g);
 }
 
 /* Sets up the reduce-scatter of blocks (off, cnt) of input in. */
@@ -166,10 +165,10 @@ static weft_result_t ring_new(weft__coll_t *c, const size_t *off, const size_t *
 {
     int n = c->gsize;
     size_t chunk_bytes = weft__coll_chunk_bytes(), largest = 0;
-    ring_t *g = calloc(1, sizeof(*g));
+    ring_t *g = weft__coll_alloc(c, sizeof(*g));
 
     if (!g)
-        return weft__error(WEFT_ERR_NO_MEMORY, "ring: out of memory");
+        return WEFT_ERR_NO_MEMORY;
     c->ctx = g;
     c->ctx_free = ring_free;
     g->off = off;
@@ -360,11 +359,9 @@ static weft_result_t allgather_step(weft__coll_t *c, int *done)
             *done = 1;
             return WEFT_SUCCESS;
         }
-        g = calloc(1, sizeof(*g));
-        if (!g)
-            return weft__error(WEFT_ERR_NO_MEMORY, "allgather: out of memory");
+        if (!(g = weft__coll_alloc(c, sizeof(*g))))
+            return WEFT_ERR_NO_MEMORY;
         c->ctx = g;
-        c->ctx_free = free;
         g->ag_off = c->rdispls;
         g->ag_cnt = c->rcounts;
         c->phase = 1;
