@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,10 +172,42 @@ static void ubuf_put(struct shm_ctx *ctx, unsigned char *b, size_t cap)
     ctx->spare_ucap[smallest] = cap;
 }
 
+/* Gives m's buffer back, unless it is m's own. */
+static void msg_drop_ubuf(struct shm_ctx *ctx, struct shm_msg *m)
+{
+    if (!m->ubuf_inline)
+        ubuf_put(ctx, m->ubuf, m->ucap);
+    m->ubuf = NULL;
+    m->ubuf_inline = 0;
+}
+
+/* A cleared message, from the spares when there is one. */
+static struct shm_msg *msg_new(struct shm_ctx *ctx)
+{
+    struct shm_msg *m = ctx->spare_msgs;
+
+    if (m) {
+        ctx->spare_msgs = m->qnext;
+        ctx->nspare_msgs--;
+    } else if (!(m = malloc(sizeof(*m)))) {
+        return NULL;
+    }
+    memset(m, 0, offsetof(struct shm_msg, inline_data));
+    return m;
+}
+
+/* Frees m and its buffer, keeping m for the next message while there is
+ * room among the spares. */
 static void msg_free(struct shm_ctx *ctx, struct shm_msg *m)
 {
-    ubuf_put(ctx, m->ubuf, m->ucap);
-    free(m);
+    msg_drop_ubuf(ctx, m);
+    if (ctx->nspare_msgs >= SHM_MSG_SPARE_MAX || ctx->finalizing) {
+        free(m);
+        return;
+    }
+    m->qnext = ctx->spare_msgs;
+    ctx->spare_msgs = m;
+    ctx->nspare_msgs++;
 }
 
 /* ------------------------------------------------------------ messages */
@@ -188,11 +221,10 @@ static void msg_bind(struct shm_ctx *ctx, struct shm_msg *m, struct shm_req *r)
     r->total = m->total;
     if (m->got && r->len)
         memcpy(r->buf, m->ubuf, shm_min(m->got, r->len));
-    ubuf_put(ctx, m->ubuf, m->ucap);
-    m->ubuf = NULL;
+    msg_drop_ubuf(ctx, m);
     if (m->got == m->total) {
         weft__shm_req_complete(r, m->total > r->len ? WEFT_ERR_TRUNCATED : WEFT_SUCCESS);
-        free(m);
+        msg_free(ctx, m);
         return;
     }
     m->req = r;
@@ -220,7 +252,7 @@ struct shm_req *weft__shm_posted_take(struct shm_ctx *ctx, int peer, uint64_t ta
 struct shm_msg *weft__shm_msg_arrive(struct shm_ctx *ctx, int peer, uint64_t tag,
                                      size_t total)
 {
-    struct shm_msg *m = calloc(1, sizeof(*m));
+    struct shm_msg *m = msg_new(ctx);
     struct shm_req *r;
 
     if (!m)
@@ -234,9 +266,12 @@ struct shm_msg *weft__shm_msg_arrive(struct shm_ctx *ctx, int peer, uint64_t tag
         r->msg = m;
         return m;
     }
-    m->ubuf = ubuf_get(ctx, total, &m->ucap);
-    if (!m->ubuf) {
-        free(m);
+    if (total <= SHM_MSG_INLINE) {
+        m->ubuf = m->inline_data;
+        m->ucap = SHM_MSG_INLINE;
+        m->ubuf_inline = 1;
+    } else if (!(m->ubuf = ubuf_get(ctx, total, &m->ucap))) {
+        msg_free(ctx, m);
         return NULL;
     }
     unexp_append(ctx, m);
@@ -269,7 +304,7 @@ void weft__shm_msg_add(struct shm_ctx *ctx, struct shm_msg *m, size_t len)
     if (r) {
         r->msg = NULL;
         weft__shm_req_complete(r, m->total > r->len ? WEFT_ERR_TRUNCATED : WEFT_SUCCESS);
-        free(m);
+        msg_free(ctx, m);
     } else if (m->orphan) {
         msg_free(ctx, m);
     }
@@ -283,7 +318,7 @@ void weft__shm_msg_fail(struct shm_ctx *ctx, struct shm_msg *m, weft_result_t st
     if (m->req) {
         m->req->msg = NULL;
         weft__shm_req_complete(m->req, status);
-        free(m);
+        msg_free(ctx, m);
     } else if (m->claimed) {
         m->dead = 1;
     } else if (m->in_unexp) {
@@ -345,6 +380,13 @@ void weft__shm_msgs_free(struct shm_ctx *ctx)
     while (ctx->nspare_ubufs > 0)
         free(ctx->spare_ubuf[--ctx->nspare_ubufs]);
     ctx->spare_ubytes = 0;
+    while (ctx->spare_msgs) {
+        struct shm_msg *m = ctx->spare_msgs;
+
+        ctx->spare_msgs = m->qnext;
+        free(m);
+    }
+    ctx->nspare_msgs = 0;
 }
 
 /* ------------------------------------------------------------ the ABI */
