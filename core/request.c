@@ -27,6 +27,7 @@ static __thread int cache_len;
 static __thread int cache_armed;     /* this thread's destructor will run */
 static pthread_key_t cache_key;
 static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
+static int cache_key_created;
 
 static void request_destroy(struct weft_request *req)
 {
@@ -56,6 +57,22 @@ static void cache_key_create(void)
 {
     if (pthread_key_create(&cache_key, cache_thread_exit) != 0)
         cache_key = (pthread_key_t)-1;
+    else
+        cache_key_created = 1;
+}
+
+/* When libweft is unloaded (dlclose by a plugin host, or Python's ctypes)
+ * while threads that used it live on, their exit would call
+ * cache_thread_exit, whose code is gone by then: a crash. Deleting the key
+ * here means no destructor runs after the unload; the caches of those
+ * threads are leaked instead, a few requests each, the lesser evil since
+ * their memory cannot be reached from here. The unloading thread frees
+ * its own. This also runs at process exit, where it changes nothing. */
+__attribute__((destructor)) static void cache_key_delete(void)
+{
+    weft__request_cache_drain();
+    if (cache_key_created)
+        pthread_key_delete(cache_key);
 }
 
 int weft__request_cache_arm(void)
