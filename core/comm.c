@@ -90,6 +90,26 @@ err_nomem:
     return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate a communicator of %d ranks", n);
 }
 
+/* Cancels req with rc (done NULL) or polls it. A detached request on
+ * inst->detached may be polled by any thread's reaper at the same time:
+ * inst->lock keeps them apart. */
+static void cancel_or_poll(struct weft_request *req, weft_result_t rc, int *done)
+{
+    weft__instance_t *inst = req->inst;
+    int shared = req->detached == WEFT__DETACHED_SHARED;
+
+    if (shared)
+        pthread_mutex_lock(&inst->lock);
+    if (!done)
+        weft__request_cancel(req, rc);
+    else if (shared)
+        weft__request_poll_detached(req, done);
+    else
+        weft__request_poll(req, done);
+    if (shared)
+        pthread_mutex_unlock(&inst->lock);
+}
+
 /* Fails every request still in flight on comm with rc and waits (briefly)
  * for the transports to let go of the buffers. */
 static void comm_fail_active(weft_comm_t comm, weft_result_t rc)
@@ -98,14 +118,14 @@ static void comm_fail_active(weft_comm_t comm, weft_result_t rc)
     int busy;
 
     for (struct weft_request *req = comm->active; req; req = req->next_active)
-        weft__request_cancel(req, rc);
+        cancel_or_poll(req, rc, NULL);
     do {
         busy = 0;
         weft__progress(comm->inst);
         for (struct weft_request *req = comm->active; req; req = req->next_active) {
             int done = 0;
 
-            weft__request_poll(req, &done);
+            cancel_or_poll(req, WEFT_SUCCESS, &done);
             busy |= !done;
         }
     } while (busy && weft__now_ms() < deadline);

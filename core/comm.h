@@ -37,8 +37,19 @@ struct weft_comm {
      * is matched by probing each transport, and later receives wait behind
      * it so that matching stays in post order (see request.c). */
     struct weft__subop *pending_head, *pending_tail;
-    /* Requests with operations in flight, so abort/destroy can fail them. */
+    /* Requests with operations in flight, so abort/destroy can fail them.
+     * Only the communicator's thread links and unlinks them: a request the
+     * user freed early is reaped by any thread, which hands it back here
+     * through reaped instead of unlinking it (request.c). */
     struct weft_request *active;
+    /* Detached requests another thread's progress found done, for this
+     * communicator's thread to free: under inst->lock, peeked at without
+     * it (atomic) by every request creation. */
+    struct weft_request *reaped;
+    /* Detached requests no other thread may advance (collectives, and
+     * receives still in the pending queue): this communicator's thread
+     * polls them when it creates a request. */
+    struct weft_request *held;
     /* The same group on the internal context (context_id + 1), through
      * which collectives and communicator creation talk; it shares the rank
      * tables and is freed with this communicator. NULL on itself. */

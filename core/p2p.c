@@ -301,14 +301,8 @@ WEFT_API weft_result_t weft_request_free(weft_request_t *req)
     if (done) {
         weft__request_free(r);
     } else {
-        /* Still in flight: progress reaps it once the transport is done. */
-        weft__instance_t *inst = r->inst;
-
-        r->detached = 1;
-        pthread_mutex_lock(&inst->lock);
-        r->next_detached = inst->detached;
-        inst->detached = r;
-        pthread_mutex_unlock(&inst->lock);
+        /* Still in flight: freed once the transport is done. */
+        weft__request_detach(r);
     }
     *req = NULL;
     return WEFT_SUCCESS;

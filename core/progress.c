@@ -54,33 +54,34 @@ int64_t weft__now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Any thread may find a detached request done, but it hands the request
+ * to its communicator's thread rather than freeing it: freeing unlinks it
+ * from comm->active, which that thread changes without a lock (see
+ * weft__request_detach). inst->lock keeps reapers apart and orders the
+ * hand-over on comm->reaped. */
 static void reap_detached(weft__instance_t *inst)
 {
-    struct weft_request **link, *done_list = NULL;
+    struct weft_request **link;
 
     pthread_mutex_lock(&inst->lock);
     link = &inst->detached;
     while (*link) {
         struct weft_request *req = *link;
+        weft_comm_t comm = req->comm;
         int done = 0;
 
-        weft__request_poll(req, &done);
+        weft__request_poll_detached(req, &done);
         if (done) {
-            *link = req->next_detached;
-            req->detached = 0;
-            req->next_detached = done_list;
-            done_list = req;
+            /* Atomic: link may be inst->detached, peeked at unlocked. */
+            __atomic_store_n(link, req->next_detached, __ATOMIC_RELAXED);
+            req->next_detached = comm->reaped;
+            /* Atomic: request creation peeks at it without the lock. */
+            __atomic_store_n(&comm->reaped, req, __ATOMIC_RELAXED);
         } else {
             link = &req->next_detached;
         }
     }
     pthread_mutex_unlock(&inst->lock);
-    while (done_list) {
-        struct weft_request *req = done_list;
-
-        done_list = req->next_detached;
-        weft__request_free(req);
-    }
 }
 
 /* One pass over the transports and the collectives in flight. */

@@ -17,10 +17,9 @@
  * their arrays of sub-operations: a blocking send or receive otherwise
  * spends a calloc and a free on its request, as much as the transport
  * spends on a small message, and every round of a collective a calloc
- * more. Per thread, so no lock: requests are freed by their
- * communicator's thread or by whichever thread's progress reaps a
- * detached one. A thread's list is freed when the thread exits (the key's
- * destructor) or when the last communicator of an instance goes. */
+ * more. Per thread, so no lock. A thread's list is freed when the thread
+ * exits (the key's destructor) or when the last communicator of an
+ * instance goes. */
 #define WEFT_REQUEST_CACHE_MAX 8
 
 static __thread struct weft_request *cache_head;
@@ -28,6 +27,7 @@ static __thread int cache_len;
 static __thread int cache_armed;     /* this thread's destructor will run */
 static pthread_key_t cache_key;
 static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
+static int cache_key_created;
 
 static void request_destroy(struct weft_request *req)
 {
@@ -57,6 +57,22 @@ static void cache_key_create(void)
 {
     if (pthread_key_create(&cache_key, cache_thread_exit) != 0)
         cache_key = (pthread_key_t)-1;
+    else
+        cache_key_created = 1;
+}
+
+/* When libweft is unloaded (dlclose by a plugin host, or Python's ctypes)
+ * while threads that used it live on, their exit would call
+ * cache_thread_exit, whose code is gone by then: a crash. Deleting the key
+ * here means no destructor runs after the unload; the caches of those
+ * threads are leaked instead, a few requests each, the lesser evil since
+ * their memory cannot be reached from here. The unloading thread frees
+ * its own. This also runs at process exit, where it changes nothing. */
+__attribute__((destructor)) static void cache_key_delete(void)
+{
+    weft__request_cache_drain();
+    if (cache_key_created)
+        pthread_key_delete(cache_key);
 }
 
 int weft__request_cache_arm(void)
@@ -101,9 +117,17 @@ static struct weft_request *cache_pop(void)
     return req;
 }
 
+static void collect_detached(weft_comm_t comm);
+
 weft_result_t weft__request_create(weft_comm_t comm, int nsub, struct weft_request **out)
 {
-    struct weft_request *req = cache_pop();
+    struct weft_request *req;
+
+    /* Two loads on the common path: only this thread links requests into
+     * comm->active, so it frees what other threads reaped before linking. */
+    if (comm->held || __atomic_load_n(&comm->reaped, __ATOMIC_RELAXED))
+        collect_detached(comm);
+    req = cache_pop();
 
     if (!req)
         req = calloc(1, sizeof(*req));
@@ -361,24 +385,11 @@ int weft__request_progress_test(struct weft_request *req, int progress, int *don
     return 1;
 }
 
-weft_result_t weft__request_poll(struct weft_request *req, int *done)
+/* Tests the posted sub-operations; touches nothing but req. */
+static void poll_subs(struct weft_request *req, int *done)
 {
-    weft_comm_t comm = req->comm;
     int ndone = 0;
 
-    if (req->coll) {
-        weft__coll_poll(req->coll, done);
-        req->result = req->coll->result;
-        return WEFT_SUCCESS;
-    }
-    /* Finished operations stay finished: nothing to test again (a
-     * collective's round is polled once more after its wait). */
-    if (req->ndone == req->nsub) {
-        *done = 1;
-        return WEFT_SUCCESS;
-    }
-    if (comm && comm->pending_head)
-        comm_advance_pending(comm);
     req->result = WEFT_SUCCESS;
     for (int i = 0; i < req->nsub; i++) {
         weft__subop_t *sub = &req->subs[i];
@@ -393,7 +404,35 @@ weft_result_t weft__request_poll(struct weft_request *req, int *done)
     }
     req->ndone = ndone;
     *done = ndone == req->nsub;
+}
+
+weft_result_t weft__request_poll(struct weft_request *req, int *done)
+{
+    weft_comm_t comm = req->comm;
+
+    if (req->coll) {
+        weft__coll_poll(req->coll, done);
+        req->result = req->coll->result;
+        return WEFT_SUCCESS;
+    }
+    /* Finished operations stay finished: nothing to test again (a
+     * collective's round is polled once more after its wait). */
+    if (req->ndone == req->nsub) {
+        *done = 1;
+        return WEFT_SUCCESS;
+    }
+    if (comm && comm->pending_head)
+        comm_advance_pending(comm);
+    poll_subs(req, done);
     return WEFT_SUCCESS;
+}
+
+void weft__request_poll_detached(struct weft_request *req, int *done)
+{
+    if (req->ndone == req->nsub)
+        *done = 1;
+    else
+        poll_subs(req, done);
 }
 
 void weft__request_cancel(struct weft_request *req, weft_result_t rc)
@@ -450,20 +489,112 @@ void weft__request_status(const struct weft_request *req, weft_status_t *status)
     }
 }
 
-/* Takes a request the user freed early off the instance's list. */
+/* Requests the user freed before they completed. Any thread's progress
+ * may find one done (reap_detached), but only the communicator's own
+ * thread may unlink it from comm->active: that thread links new requests
+ * there without a lock, and a lock on every creation and free would tax
+ * every blocking call for the sake of this rare one. So the reaper hands
+ * a finished request back on comm->reaped, and the communicator's thread
+ * frees it at its next request creation (or when the communicator goes).
+ * Requests the reaper must not even poll stay on comm->held, polled by
+ * the communicator's thread alone: a collective, whose steps post rounds
+ * on the communicator, and a receive still in the pending queue, which
+ * the communicator's thread may post at any time. */
+static int detach_must_hold(const struct weft_request *req)
+{
+    if (req->coll)
+        return 1;
+    for (int i = 0; i < req->nsub; i++)
+        if (req->subs[i].state == WEFT__SUBOP_WAITING ||
+            req->subs[i].state == WEFT__SUBOP_PROBING)
+            return 1;
+    return 0;
+}
+
+void weft__request_detach(struct weft_request *req)
+{
+    weft_comm_t comm = req->comm;
+    weft__instance_t *inst = req->inst;
+
+    if (detach_must_hold(req)) {
+        req->detached = WEFT__DETACHED_HELD;
+        req->next_detached = comm->held;
+        comm->held = req;
+        return;
+    }
+    req->detached = WEFT__DETACHED_SHARED;
+    pthread_mutex_lock(&inst->lock);
+    req->next_detached = inst->detached;
+    /* Atomic: progress peeks at it without the lock. */
+    __atomic_store_n(&inst->detached, req, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&inst->lock);
+}
+
+/* Frees what other threads reaped and what is done among the held, on
+ * the communicator's thread. */
+static void collect_detached(weft_comm_t comm)
+{
+    weft__instance_t *inst = comm->inst;
+    struct weft_request *list = comm->held, *req;
+
+    comm->held = NULL;
+    while ((req = list)) {
+        int done = 0;
+
+        list = req->next_detached;
+        weft__request_poll(req, &done);
+        if (done) {
+            req->detached = WEFT__ATTACHED;
+            weft__request_free(req);
+        } else {
+            weft__request_detach(req);
+        }
+    }
+    if (!__atomic_load_n(&comm->reaped, __ATOMIC_RELAXED))
+        return;
+    pthread_mutex_lock(&inst->lock);
+    list = comm->reaped;
+    __atomic_store_n(&comm->reaped, NULL, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&inst->lock);
+    while ((req = list)) {
+        list = req->next_detached;
+        req->detached = WEFT__ATTACHED;
+        weft__request_free(req);
+    }
+}
+
+static int list_remove(struct weft_request **head, struct weft_request *req)
+{
+    for (struct weft_request **link = head; *link; link = &(*link)->next_detached)
+        if (*link == req) {
+            /* Atomic: head may be inst->detached, which progress peeks at. */
+            __atomic_store_n(link, req->next_detached, __ATOMIC_RELAXED);
+            return 1;
+        }
+    return 0;
+}
+
+/* Takes a detached request off whichever list it waits on, for a free on
+ * the communicator's thread (the communicator goes). */
 static void detached_unlink(struct weft_request *req)
 {
     weft__instance_t *inst = req->inst;
-    struct weft_request **link;
+    weft_comm_t comm = req->comm;
 
-    pthread_mutex_lock(&inst->lock);
-    for (link = &inst->detached; *link; link = &(*link)->next_detached)
-        if (*link == req) {
-            *link = req->next_detached;
-            break;
+    if (req->detached == WEFT__DETACHED_HELD) {
+        list_remove(&comm->held, req);
+    } else {
+        /* A reaper may move it from one list to the other meanwhile. */
+        pthread_mutex_lock(&inst->lock);
+        if (!list_remove(&inst->detached, req)) {
+            struct weft_request *reaped = comm->reaped;
+
+            list_remove(&reaped, req);
+            __atomic_store_n(&comm->reaped, reaped, __ATOMIC_RELAXED);
         }
-    pthread_mutex_unlock(&inst->lock);
-    req->detached = 0;
+        pthread_mutex_unlock(&inst->lock);
+    }
+    req->detached = WEFT__ATTACHED;
 }
 
 void weft__request_free(struct weft_request *req)

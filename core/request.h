@@ -40,14 +40,22 @@ typedef struct weft__subop {
     struct weft__subop *next_pending; /* comm->pending_head list */
 } weft__subop_t;
 
+/* Where a request the user freed before it completed waits to be freed. */
+typedef enum weft__detach {
+    WEFT__ATTACHED = 0,           /* the user holds it */
+    WEFT__DETACHED_SHARED,        /* inst->detached, then comm->reaped */
+    WEFT__DETACHED_HELD           /* comm->held */
+} weft__detach_t;
+
 struct weft_request {
     weft_comm_t comm;
     weft__instance_t *inst;
     int nsub;
     int ndone;
     weft_result_t result;         /* first failure among the sub-operations */
-    int detached;                 /* weft_request_free'd: freed on completion */
+    int detached;                 /* weft__detach_t: freed early by the user */
     struct weft_request *next_active, *prev_active;   /* comm->active */
+    /* inst->detached, comm->reaped or comm->held, as detached says */
     struct weft_request *next_detached;
     weft__subop_t *subs;          /* sub_inline or subs_array */
     weft__subop_t sub_inline;     /* storage when nsub == 1 */
@@ -69,6 +77,12 @@ weft_result_t weft__request_poll(struct weft_request *req, int *done);
  * weft__request_poll sets it; returns 1. Returns 0, having done nothing,
  * for any other request. */
 int weft__request_progress_test(struct weft_request *req, int progress, int *done);
+/* For reap_detached, on any thread, holding inst->lock: weft__request_poll
+ * of a request on inst->detached, which touches nothing of its
+ * communicator (it has no operation left in the pending queue). */
+void weft__request_poll_detached(struct weft_request *req, int *done);
+/* weft_request_free of a request still in flight: it is freed once done. */
+void weft__request_detach(struct weft_request *req);
 /* Fails every unfinished sub-operation with rc (abort, destroy). */
 void weft__request_cancel(struct weft_request *req, weft_result_t rc);
 void weft__request_free(struct weft_request *req);
