@@ -7,7 +7,8 @@
 #   bench/compare.sh [-r REPS] [-n "2 4"] [-s "8 131072 2097152 33554432"]
 #                    [-o "allreduce broadcast allgather reduce_scatter alltoall"]
 # Each figure is the median of REPS runs (default 5) of the mean time of
-# one operation (the slowest rank's), after warm-up.
+# one operation (the slowest rank's), after warm-up; the implementations
+# take turns, one run each, REPS times.
 # Binding: every launcher binds each rank to a core (weftrun and Open MPI
 # --bind-to core, MPICH's hydra -bind-to core; with more ranks than cores
 # all three wrap round robin), so that no library gains or loses by where
@@ -30,7 +31,7 @@ while getopts r:n:s:o: opt; do
     n) ranks=$OPTARG ;;
     s) sizes=$OPTARG ;;
     o) ops=$OPTARG ;;
-    *) sed -n '2,21p' "$0"; exit 2 ;;
+    *) sed -n '2,22p' "$0"; exit 2 ;;
     esac
 done
 top=$(pwd)
@@ -124,19 +125,23 @@ for n in $ranks; do
     for op in $ops; do
         for bytes in $sizes; do
             line="$op $n $bytes"
+            # Repetitions interleaved, each implementation once per turn:
+            # this machine's speed drifts by 2-5x over minutes, and all of
+            # one implementation's runs before the next's would put the
+            # drift into the ratios.
             for who in weft ompi mpich gloo; do
-                case " weft$peers " in
-                *" $who "*)
-                    r=0
-                    : >"$tmp/runs"
-                    while [ "$r" -lt "$reps" ]; do
-                        measure "$who" "$n" "$op" "$bytes" >>"$tmp/runs"
-                        r=$((r + 1))
-                    done
-                    v=$(median <"$tmp/runs")
-                    line="$line ${v:--}" ;;
-                *) line="$line -" ;;
-                esac
+                : >"$tmp/runs.$who"
+            done
+            r=0
+            while [ "$r" -lt "$reps" ]; do
+                for who in weft $peers; do
+                    measure "$who" "$n" "$op" "$bytes" >>"$tmp/runs.$who"
+                done
+                r=$((r + 1))
+            done
+            for who in weft ompi mpich gloo; do
+                v=$(median <"$tmp/runs.$who")
+                line="$line ${v:--}"
             done
             echo "$line" | awk '{
                 r1 = ($4 != "-" && $5 != "-" && $4 > 0) ? sprintf("%.2f", $5 / $4) : "-";

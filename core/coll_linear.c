@@ -6,11 +6,12 @@
  * root, all posted at once: the root's link carries every byte once,
  * which is the bound of these operations. All-to-all is pairwise exchange:
  * in step k rank r sends to r+k and receives from r-k, so every step is a
- * permutation and no rank is a hot spot; for small blocks, every exchange
- * is posted at once instead.
+ * permutation and no rank is a hot spot; for small blocks, the exchanges
+ * with a window of peers are posted at once instead (scattered).
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -220,25 +221,54 @@ void weft__alltoallv_pairwise(weft__coll_t *c)
     c->step = alltoall_step;
 }
 
-/* Every exchange posted at once, in pairwise order: one round of latency
- * instead of n - 1, for small blocks. */
+/* Peers whose exchanges a round of the scattered all-to-all posts at once
+ * (WEFT_ALLTOALL_THROTTLE, 0: no limit). Unthrottled, a rank of a large
+ * job would post 2 (n - 1) operations at once and every peer's messages
+ * would land together, unexpected, at each receiver. */
+static int scattered_window(void)
+{
+    static int window = -1;
+
+    if (window < 0) {
+        const char *env = getenv("WEFT_ALLTOALL_THROTTLE");
+        char *end;
+        long v = env ? strtol(env, &end, 10) : -1;
+
+        window = env && *env && *end == '\0' && v >= 0 && v <= INT_MAX ? (int)v : 32;
+    }
+    return window;
+}
+
+/* Exchanges posted a window of peers at a time, in pairwise order: one
+ * round of latency instead of n - 1 for small blocks, up to 33 ranks at
+ * the default window, without flooding a large job. */
 static weft_result_t alltoall_scattered_step(weft__coll_t *c, int *done)
 {
-    int n = c->gsize, nops = 0;
-    weft_p2p_op_t *ops;
+    int n = c->gsize, w = scattered_window(), nops = 0;
+    weft_p2p_op_t *ops = c->ctx;
     weft_result_t rc;
 
-    if (c->phase++ > 0) {
+    if (w == 0 || w > n - 1)
+        w = n - 1;
+    if (c->phase == 0) {
+        if ((rc = alltoall_setup(c)) != WEFT_SUCCESS)
+            return rc;
+        c->phase = 1; /* the next peer distance to post */
+        if (n > 1 && !(c->ctx = ops = weft__coll_scratch(c, 2 * (size_t)w * sizeof(*ops))))
+            return WEFT_ERR_NO_MEMORY;
+    }
+    /* Windows with nothing to move are passed over at once. */
+    while (!nops && c->phase < n) {
+        int end = c->phase + w < n ? c->phase + w : n;
+
+        for (; c->phase < end; c->phase++)
+            nops += exchange(c, c->phase, ops + nops);
+    }
+    if (!nops) {
         *done = 1;
         return WEFT_SUCCESS;
     }
-    if ((rc = alltoall_setup(c)) != WEFT_SUCCESS)
-        return rc;
-    if (!(ops = malloc(2 * (size_t)n * sizeof(*ops))))
-        return weft__error(WEFT_ERR_NO_MEMORY, "alltoall: out of memory");
-    for (int k = 1; k < n; k++)
-        nops += exchange(c, k, ops + nops);
-    return post_all(c, ops, nops, done);
+    return weft__coll_post(c, nops, ops);
 }
 
 void weft__alltoallv_scattered(weft__coll_t *c)
