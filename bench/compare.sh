@@ -89,28 +89,42 @@ iters_for() { # bytes: enough iterations for a stable mean, few for big sizes
     if [ "$1" -le 65536 ]; then echo 500; elif [ "$1" -le 4194304 ]; then echo 50; else echo 8; fi
 }
 
+# Warm-up before the timed iterations, the same for every implementation:
+# a fifth of their number (at least 5), then more until 100 ms passed.
+# This machine's virtual cores run a burst of work slowly for its first
+# few tens of milliseconds (a 128 KiB broadcast at 4 ranks: 125 us a call
+# for the first 300 calls, 48 us after), and a few warm-up calls left
+# that in the timed loop of the shorter runs, for whoever started fastest.
+warmup_ms=100
+warmup_for() { # iterations
+    if [ "$1" -ge 25 ]; then echo $(($1 / 5)); else echo 5; fi
+}
+
 # One measurement in microseconds: $1 who, $2 ranks, $3 op, $4 bytes.
 measure() {
     it=$(iters_for "$4")
+    wu=$(warmup_for "$it")
     case $1 in
     weft)
         "$top/tools/weftrun" -n "$2" --bind-to core "$top/tools/weft-bench" -o "$3" -b "$4" \
-            -e "$4" -w 5 -n "$it" -c 0 2>/dev/null | awk '!/^#/ && NF > 5 { print $6; exit }' ;;
+            -e "$4" -w "$wu" --warmup-ms "$warmup_ms" -n "$it" -c 0 2>/dev/null |
+            awk '!/^#/ && NF > 5 { print $6; exit }' ;;
     ompi)
         # overload-allowed: with more ranks than cores Open MPI refuses to
         # bind to core otherwise; the others wrap around silently.
         mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to core:overload-allowed \
-            -n "$2" "$tmp/ompi" "$3" "$4" "$it" \
+            -n "$2" "$tmp/ompi" "$3" "$4" "$it" "$wu" "$warmup_ms" \
             2>/dev/null | awk '{ print $3 }' ;;
     mpich)
-        mpirun.mpich -bind-to core -n "$2" "$tmp/mpich" "$3" "$4" "$it" 2>/dev/null |
-            awk '{ print $3 }' ;;
+        mpirun.mpich -bind-to core -n "$2" "$tmp/mpich" "$3" "$4" "$it" "$wu" "$warmup_ms" \
+            2>/dev/null | awk '{ print $3 }' ;;
     gloo)
         # A fresh rendezvous file per run: torch's file store must not find
         # an old one. Fewer iterations: each Python call costs tens of us.
         rm -f "$tmp/gloo.store"
         GLOO_BENCH_FILE=$tmp/gloo.store "$top/tools/weftrun" -n "$2" --bind-to core \
             "$python" "$srcdir/bench/gloo_bench.py" "$3" "$4" "$(( (it + 4) / 5 ))" \
+            "$(warmup_for $(( (it + 4) / 5 )))" "$warmup_ms" \
             2>/dev/null | awk '{ print $3 }' ;;
     esac
 }

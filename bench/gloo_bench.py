@@ -7,7 +7,8 @@ slowest rank's mean), so that the figures compare. Start one process per
 rank with the torchrun environment (RANK, WORLD_SIZE, MASTER_ADDR,
 MASTER_PORT), e.g. under weftrun:
 
-    GLOO_BENCH_FILE=/tmp/fresh-name weftrun -n 4 python3 gloo_bench.py OP BYTES ITERS
+    GLOO_BENCH_FILE=/tmp/fresh-name weftrun -n 4 python3 gloo_bench.py OP BYTES ITERS \
+        [WARMUP [WARMUP_MS]]
 
 prints "OP BYTES TIME_US" on rank 0. OP is allreduce, broadcast,
 allgather, reduce_scatter or alltoall; BYTES is nccl-tests' size (the
@@ -32,10 +33,12 @@ import torch.distributed as dist  # noqa: E402
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.stderr.write("usage: gloo_bench.py OP BYTES ITERS\n")
+    if len(sys.argv) not in (4, 5, 6):
+        sys.stderr.write("usage: gloo_bench.py OP BYTES ITERS [WARMUP [WARMUP_MS]]\n")
         return 2
     op, nbytes, iters = sys.argv[1], int(sys.argv[2], 0), int(sys.argv[3])
+    warmup = int(sys.argv[4]) if len(sys.argv) >= 5 else 5
+    warmup_ms = float(sys.argv[5]) if len(sys.argv) == 6 else 0.0
     dist.init_process_group("gloo", init_method="file://" + os.environ["GLOO_BENCH_FILE"],
                             rank=int(os.environ["RANK"]),
                             world_size=int(os.environ["WORLD_SIZE"]))
@@ -62,8 +65,18 @@ def main():
         else:
             raise SystemExit("gloo_bench: unknown operation %s" % op)
 
-    for _ in range(5):
+    for _ in range(warmup):
         once()
+    # Blocks of warm-up until WARMUP_MS passed, as weft-bench's
+    # --warmup-ms: the ranks agree after each block.
+    start, more = time.perf_counter(), warmup_ms > 0
+    while more:
+        for _ in range(8):
+            once()
+        flag = torch.tensor([1.0 if (time.perf_counter() - start) * 1e3 < warmup_ms else 0.0],
+                            dtype=torch.float64)
+        dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+        more = flag.item() > 0
     dist.barrier()
     t0 = time.perf_counter()
     for _ in range(iters):

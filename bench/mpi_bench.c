@@ -3,7 +3,7 @@
  * weft-bench times, the same way (warm-up, a barrier, a timed loop, the
  * slowest rank's mean), so that the two programs' figures compare:
  *
- *   mpirun -n 4 mpi_bench OP BYTES ITERS
+ *   mpirun -n 4 mpi_bench OP BYTES ITERS [WARMUP [WARMUP_MS]]
  *
  * prints "OP BYTES TIME_US" on rank 0. OP is allreduce, broadcast,
  * allgather, reduce_scatter, alltoall or pingpong (ranks 0 and 1, half
@@ -16,9 +16,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int known(const char *op)
+{
+    static const char *const ops[] = { "allreduce", "broadcast", "allgather", "reduce_scatter",
+                                       "alltoall", "pingpong" };
+
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+        if (!strcmp(op, ops[i]))
+            return 1;
+    return 0;
+}
+
+/* One operation of the kind measured. */
+static void once(const char *op, float *sb, float *rb, size_t count, int rank)
+{
+    if (!strcmp(op, "allreduce"))
+        MPI_Allreduce(sb, rb, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    else if (!strcmp(op, "broadcast"))
+        MPI_Bcast(sb, (int)count, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    else if (!strcmp(op, "allgather"))
+        MPI_Allgather(sb, (int)count, MPI_FLOAT, rb, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
+    else if (!strcmp(op, "reduce_scatter"))
+        MPI_Reduce_scatter_block(sb, rb, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    else if (!strcmp(op, "alltoall"))
+        MPI_Alltoall(sb, (int)count, MPI_FLOAT, rb, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
+    else if (!strcmp(op, "pingpong") && rank == 0) {
+        MPI_Send(sb, (int)count, MPI_FLOAT, 1, 1, MPI_COMM_WORLD);
+        MPI_Recv(rb, (int)count, MPI_FLOAT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (!strcmp(op, "pingpong") && rank == 1) {
+        MPI_Recv(rb, (int)count, MPI_FLOAT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(rb, (int)count, MPI_FLOAT, 0, 1, MPI_COMM_WORLD);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int rank, n, iters, warmup = 5;
+    double warmup_ms = 0;
     size_t bytes, count;
     float *sb, *rb;
     double t0, t;
@@ -27,11 +61,15 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (argc != 4) {
+    if (argc < 4 || argc > 6) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpi_bench OP BYTES ITERS\n");
+            fprintf(stderr, "usage: mpi_bench OP BYTES ITERS [WARMUP [WARMUP_MS]]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    if (argc >= 5)
+        warmup = atoi(argv[4]);
+    if (argc == 6)
+        warmup_ms = atof(argv[5]);
     op = argv[1];
     bytes = strtoull(argv[2], NULL, 0);
     iters = atoi(argv[3]);
@@ -40,35 +78,25 @@ int main(int argc, char **argv)
         count /= (size_t)n; /* per-rank block */
     sb = calloc(count * (size_t)n + 1, sizeof(float));
     rb = calloc(count * (size_t)n + 1, sizeof(float));
-    for (int i = -warmup; i < iters; i++) {
-        if (i == 0) {
-            MPI_Barrier(MPI_COMM_WORLD);
-            t0 = MPI_Wtime();
-        }
-        if (!strcmp(op, "allreduce"))
-            MPI_Allreduce(sb, rb, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        else if (!strcmp(op, "broadcast"))
-            MPI_Bcast(sb, (int)count, MPI_FLOAT, 0, MPI_COMM_WORLD);
-        else if (!strcmp(op, "allgather"))
-            MPI_Allgather(sb, (int)count, MPI_FLOAT, rb, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
-        else if (!strcmp(op, "reduce_scatter"))
-            MPI_Reduce_scatter_block(sb, rb, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        else if (!strcmp(op, "alltoall"))
-            MPI_Alltoall(sb, (int)count, MPI_FLOAT, rb, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
-        else if (!strcmp(op, "pingpong") && rank == 0) {
-            MPI_Send(sb, (int)count, MPI_FLOAT, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(rb, (int)count, MPI_FLOAT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else if (!strcmp(op, "pingpong") && rank == 1) {
-            MPI_Recv(rb, (int)count, MPI_FLOAT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(rb, (int)count, MPI_FLOAT, 0, 1, MPI_COMM_WORLD);
-        } else if (!strcmp(op, "pingpong"))
-            ;
-        else {
-            if (rank == 0)
-                fprintf(stderr, "mpi_bench: unknown operation %s\n", op);
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
+    if (!known(op)) {
+        if (rank == 0)
+            fprintf(stderr, "mpi_bench: unknown operation %s\n", op);
+        MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    for (int i = 0; i < warmup; i++)
+        once(op, sb, rb, count, rank);
+    /* Blocks of warm-up until WARMUP_MS passed, as weft-bench's
+     * --warmup-ms: the ranks agree after each block. */
+    for (double start = MPI_Wtime(), more = warmup_ms > 0; more > 0;) {
+        for (int i = 0; i < 8; i++)
+            once(op, sb, rb, count, rank);
+        more = (MPI_Wtime() - start) * 1e3 < warmup_ms;
+        MPI_Allreduce(MPI_IN_PLACE, &more, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+        once(op, sb, rb, count, rank);
     t = (MPI_Wtime() - t0) / iters * 1e6;
     if (!strcmp(op, "pingpong"))
         t /= 2; /* one way of the round trip, as weft-bench reports it */

@@ -27,6 +27,7 @@ typedef struct bench_opts {
     int root;
     int check;                /* -c */
     int warmup, iters;
+    int warmup_ms;             /* and warm up until this long has passed */
     const char *csv;          /* --csv FILE */
     const char *json;         /* --json FILE */
     const char *plot;         /* --plot FILE.svg */

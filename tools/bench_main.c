@@ -31,6 +31,7 @@ static void usage(FILE *f)
           "  -R, --root R          root of broadcast, reduce, gather, scatter (default 0)\n"
           "  -c, --check 0|1       count wrong result elements (default 1)\n"
           "  -w, --warmup N        untimed iterations per size (default 5)\n"
+          "      --warmup-ms MS    and more of them until MS milliseconds passed (default 0)\n"
           "  -n, --iters N         timed iterations per size (default 20)\n"
           "  -a, --algo NAME       force an algorithm (sets WEFT_ALGO for the operations)\n"
           "      --csv FILE        also write one line per measurement to FILE\n"
@@ -105,7 +106,7 @@ static void parse(int argc, char **argv, bench_opts_t *o)
         { "warmup", required_argument, NULL, 'w' }, { "iters", required_argument, NULL, 'n' },
         { "algo", required_argument, NULL, 'a' }, { "csv", required_argument, NULL, 'C' },
         { "json", required_argument, NULL, 'J' }, { "plot", required_argument, NULL, 'P' },
-        { "tune", required_argument, NULL, 'T' },
+        { "tune", required_argument, NULL, 'T' }, { "warmup-ms", required_argument, NULL, 'W' },
         { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
     };
     const char *ops = "allreduce", *algo = NULL;
@@ -138,6 +139,7 @@ static void parse(int argc, char **argv, bench_opts_t *o)
         case 'R': o->root = parse_int(optarg, 0); break;
         case 'c': o->check = parse_int(optarg, 0) != 0; break;
         case 'w': o->warmup = parse_int(optarg, 0); break;
+        case 'W': o->warmup_ms = parse_int(optarg, 0); break;
         case 'n': o->iters = parse_int(optarg, 1); break;
         case 'a': algo = o->algo = optarg; break;
         case 'C': o->csv = optarg; break;
@@ -221,6 +223,17 @@ static double measure(bench_kind_t k, void *sb, void *rb, size_t count, const be
 
     for (int i = 0; i < o->warmup; i++)
         check(bench_run(k, sb, rb, count, o, in_place, world), bench_kind_name(k));
+    /* Then blocks of warm-up iterations until --warmup-ms passed, the
+     * ranks agreeing after each block (they must run the same number): a
+     * virtual machine's cores can run a burst of work slowly for its
+     * first tens of milliseconds. */
+    for (double start = now_us(), more = o->warmup_ms > 0; more > 0;) {
+        for (int i = 0; i < 8; i++)
+            check(bench_run(k, sb, rb, count, o, in_place, world), bench_kind_name(k));
+        more = now_us() - start < o->warmup_ms * 1e3;
+        check(weft_allreduce(WEFT_IN_PLACE, &more, 1, WEFT_FLOAT64, WEFT_MIN, world),
+              "allreduce");
+    }
     check(weft_barrier(world), "barrier");
     t0 = now_us();
     for (int i = 0; i < o->iters; i++)
