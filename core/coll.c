@@ -59,9 +59,9 @@ static void *coll_take(weft__coll_t *c, size_t bytes, int zero)
             memset(c->room + at, 0, bytes);
         return c->room + at;
     }
-    b = zero ? calloc(1, sizeof(*b) + bytes) : malloc(sizeof(*b) + bytes);
-    if (bytes > SIZE_MAX - sizeof(*b) || !b) {
-        free(b);
+    b = bytes > SIZE_MAX - sizeof(*b) ? NULL
+        : zero ? calloc(1, sizeof(*b) + bytes) : malloc(sizeof(*b) + bytes);
+    if (!b) {
         weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate %zu bytes for a collective", bytes);
         return NULL;
     }
