@@ -220,6 +220,10 @@ static weft_result_t start_reduce_scatter_even(const char *fn, const void *sendb
 
     if (rc != WEFT_SUCCESS)
         return rc;
+    /* Nothing to move: only the dtype and operator can be wrong. */
+    if (recvcount == 0 && weft__dtype_bytes(dt) &&
+        weft__coll_check_op(fn, dt, op) == WEFT_SUCCESS && weft__coll_skip_empty(comm, req))
+        return WEFT_SUCCESS;
     if (comm->size > 64 && !(counts = malloc((size_t)comm->size * sizeof(*counts))))
         return weft__error(WEFT_ERR_NO_MEMORY, "%s: out of memory", fn);
     for (int i = 0; i < comm->size; i++)

@@ -301,6 +301,9 @@ static weft_result_t start_allgather_even(const char *fn, const void *sendbuf, v
         rc = weft__coll_check_total(fn, "count", count, esize, comm);
     if (rc != WEFT_SUCCESS)
         return rc;
+    /* Nothing to move (a valid dtype, so no error to report either). */
+    if (count == 0 && esize && weft__coll_skip_empty(comm, req))
+        return WEFT_SUCCESS;
     if (!(v = even_layout(fn, comm->size, count, local)))
         return WEFT_ERR_NO_MEMORY;
     /* sendbuf at this rank's block of recvbuf is in place too. */
@@ -400,6 +403,9 @@ static weft_result_t start_alltoall_even(const char *fn, const void *sendbuf, vo
         rc = weft__coll_check_total(fn, "count", count, esize, comm);
     if (rc != WEFT_SUCCESS)
         return rc;
+    /* Nothing to move (a valid dtype, so no error to report either). */
+    if (count == 0 && esize && weft__coll_skip_empty(comm, req))
+        return WEFT_SUCCESS;
     if (!(v = even_layout(fn, comm->size, count, local)))
         return WEFT_ERR_NO_MEMORY;
     rc = start_alltoall(fn, 1, count, sendbuf, v, v + comm->size, recvbuf, v, v + comm->size, dt,
