@@ -227,16 +227,18 @@ void weft__alltoallv_pairwise(weft__coll_t *c)
  * would land together, unexpected, at each receiver. */
 static int scattered_window(void)
 {
-    static int window = -1;
+    static int window = -1; /* atomic: threads may ask at once, and agree */
+    int w = __atomic_load_n(&window, __ATOMIC_RELAXED);
 
-    if (window < 0) {
+    if (w < 0) {
         const char *env = getenv("WEFT_ALLTOALL_THROTTLE");
         char *end;
         long v = env ? strtol(env, &end, 10) : -1;
 
-        window = env && *env && *end == '\0' && v >= 0 && v <= INT_MAX ? (int)v : 32;
+        w = env && *env && *end == '\0' && v >= 0 && v <= INT_MAX ? (int)v : 32;
+        __atomic_store_n(&window, w, __ATOMIC_RELAXED);
     }
-    return window;
+    return w;
 }
 
 /* Exchanges posted a window of peers at a time, in pairwise order: one
