@@ -97,19 +97,25 @@ void weft__abort_notify(weft_comm_t comm)
     pthread_mutex_unlock(&st->lock);
 }
 
-/* The communicator of this context, if it is still alive here. */
-static weft_comm_t find_comm(weft__instance_t *inst, uint32_t context)
+/* Marks the communicator of this context, if it is still alive here, for
+ * its own thread to abort (comm.h, abort_pending): this may be any
+ * thread's progress, which must not touch that communicator's requests.
+ * Under inst->lock, so that the communicator cannot be freed meanwhile
+ * (weft__comm_free takes it out of inst->comms first). */
+static void mark_aborted(weft__instance_t *inst, uint32_t context)
 {
-    weft_comm_t found = NULL;
-
     pthread_mutex_lock(&inst->lock);
     for (weft_comm_t c = inst->comms; c; c = c->next_comm)
         if (c->context_id == context) {
-            found = c;
+            WEFT_INFO(TRANSPORT, "communicator %u was aborted by another member", context);
+            /* Release: its thread reads the flag, then its requests. Both
+             * flags, so that a wait on a collective's round sees it too. */
+            if (c->internal)
+                __atomic_store_n(&c->internal->abort_pending, 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&c->abort_pending, 1, __ATOMIC_RELEASE);
             break;
         }
     pthread_mutex_unlock(&inst->lock);
-    return found;
 }
 
 void weft__abort_poll(weft__instance_t *inst)
@@ -154,14 +160,8 @@ void weft__abort_poll(weft__instance_t *inst)
         post_receive(inst, st, i);
     }
     pthread_mutex_unlock(&st->lock);
-    for (int i = 0; i < naborted; i++) {
-        weft_comm_t comm = find_comm(inst, aborted[i]);
-
-        if (comm && !comm->aborted) {
-            WEFT_INFO(TRANSPORT, "communicator %u was aborted by another member", aborted[i]);
-            weft__comm_abort_local(comm);
-        }
-    }
+    for (int i = 0; i < naborted; i++)
+        mark_aborted(inst, aborted[i]);
 }
 
 void weft__abort_finalize(weft__instance_t *inst)

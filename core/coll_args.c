@@ -16,7 +16,7 @@ weft_result_t weft__coll_check_call(weft_comm_t comm, const char *fn, const weft
 {
     weft_result_t rc = weft__comm_check(comm, fn);
 
-    if (rc == WEFT_SUCCESS && comm->aborted)
+    if (rc == WEFT_SUCCESS && weft__comm_aborted(comm))
         rc = weft__error(WEFT_ERR_ABORTED, "%s: the communicator was aborted", fn);
     if (rc == WEFT_SUCCESS && !req)
         rc = weft__error(WEFT_ERR_INVALID_ARG, "%s: req is NULL", fn);

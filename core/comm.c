@@ -72,6 +72,7 @@ weft_result_t weft__comm_create(weft__instance_t *inst, int n, const int *world_
     *comm->internal = *comm;
     comm->internal->context_id = context_id + 1;
     comm->internal->internal = NULL;
+    comm->internal->parent = comm;
     pthread_mutex_lock(&inst->lock);
     inst->refs++;
     comm->next_comm = inst->comms;
@@ -140,6 +141,16 @@ void weft__comm_free(weft_comm_t comm)
     weft_comm_t internal = comm->internal;
 
 
+    /* First out of inst->comms: an abort notice polled meanwhile marks
+     * the communicator and its internal one under inst->lock. */
+    pthread_mutex_lock(&inst->lock);
+    if (comm->prev_comm)
+        comm->prev_comm->next_comm = comm->next_comm;
+    else
+        inst->comms = comm->next_comm;
+    if (comm->next_comm)
+        comm->next_comm->prev_comm = comm->prev_comm;
+    pthread_mutex_unlock(&inst->lock);
     /* Requests the user still holds become invalid with the communicator;
      * those not complete were cancelled by the caller. */
     while (comm->active) {
@@ -155,14 +166,6 @@ void weft__comm_free(weft_comm_t comm)
         internal->magic = 0;
         free(internal);
     }
-    pthread_mutex_lock(&inst->lock);
-    if (comm->prev_comm)
-        comm->prev_comm->next_comm = comm->next_comm;
-    else
-        inst->comms = comm->next_comm;
-    if (comm->next_comm)
-        comm->next_comm->prev_comm = comm->prev_comm;
-    pthread_mutex_unlock(&inst->lock);
     comm->magic = 0;
     weft__tune_comm_free(comm);
     weft__comm_nodes_free(&comm->nodes);
@@ -196,6 +199,22 @@ void weft__comm_abort_local(weft_comm_t comm)
         for (struct weft_request *req = comm->internal->active; req; req = req->next_active)
             weft__request_cancel(req, WEFT_ERR_ABORTED);
     }
+}
+
+void weft__comm_abort_pending(weft_comm_t comm)
+{
+    weft_comm_t user = comm->parent ? comm->parent : comm;
+
+    /* Acquire: pairs with the release of the thread that read the notice.
+     * Cleared first: a second notice (another member aborting too) that
+     * sets it again finds the communicator aborted and changes nothing. */
+    if (!__atomic_load_n(&comm->abort_pending, __ATOMIC_ACQUIRE))
+        return;
+    __atomic_store_n(&user->abort_pending, 0, __ATOMIC_RELAXED);
+    if (user->internal)
+        __atomic_store_n(&user->internal->abort_pending, 0, __ATOMIC_RELAXED);
+    if (!user->aborted)
+        weft__comm_abort_local(user);
 }
 
 WEFT_API weft_result_t weft_comm_abort(weft_comm_t comm)

@@ -27,7 +27,13 @@ struct weft_comm {
     int *world_ranks;                /* size entries: comm rank -> world rank */
     int *comm_rank_of;               /* inst->size entries: world rank -> comm rank or -1 */
     uint32_t context_id;             /* even; context_id + 1 is internal */
-    int aborted;
+    int aborted;                     /* only this communicator's thread sets it */
+    /* An abort notice from another member, found by whichever thread's
+     * progress polled the notices: that thread only sets this (release,
+     * under inst->lock, here and on internal), and this communicator's
+     * thread applies the abort when it next enters weft for it
+     * (weft__comm_aborted), since only it may walk the request lists. */
+    int abort_pending;
     int is_world;
     /* The one transport every member is reached through, or NULL when
      * several are used: then receives go through the pending queue below. */
@@ -54,6 +60,7 @@ struct weft_comm {
      * which collectives and communicator creation talk; it shares the rank
      * tables and is freed with this communicator. NULL on itself. */
     struct weft_comm *internal;
+    struct weft_comm *parent;        /* on internal: the user's communicator; else NULL */
     uint32_t coll_seq;               /* collectives started on this comm */
     weft__node_map_t nodes;          /* its ranks by node (node-aware collectives) */
     struct weft__tune_cache *tune;   /* the tuner's choices (tune_table.c), or NULL */
@@ -76,7 +83,22 @@ weft_result_t weft__comm_create(weft__instance_t *inst, int n, const int *world_
                                 uint32_t context_id, weft_comm_t *out);
 void weft__comm_free(weft_comm_t comm);
 /* Marks comm aborted here and fails what is pending on it with
- * WEFT_ERR_ABORTED (weft_comm_abort, or a notice from another member). */
+ * WEFT_ERR_ABORTED (weft_comm_abort, or a notice from another member).
+ * On comm's own thread only: it walks comm's request lists. */
 void weft__comm_abort_local(weft_comm_t comm);
+/* Applies the abort a notice left pending on comm (or on the communicator
+ * whose internal comm is), on comm's own thread. */
+void weft__comm_abort_pending(weft_comm_t comm);
+
+/* Whether comm was aborted, after applying an abort a notice left
+ * pending. On comm's own thread only, as every entry into weft for comm
+ * and every wait on one of its requests is. One relaxed load when no
+ * notice came: this runs on every operation and every pass of a wait. */
+static inline int weft__comm_aborted(weft_comm_t comm)
+{
+    if (__builtin_expect(__atomic_load_n(&comm->abort_pending, __ATOMIC_RELAXED), 0))
+        weft__comm_abort_pending(comm);
+    return comm->aborted;
+}
 
 #endif /* WEFT_CORE_COMM_H */

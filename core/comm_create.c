@@ -171,7 +171,7 @@ static weft_result_t check_parent(weft_comm_t comm, const char *fn, weft_comm_t 
 
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (comm->aborted)
+    if (weft__comm_aborted(comm))
         return weft__error(WEFT_ERR_ABORTED, "%s: the communicator was aborted", fn);
     if (!out)
         return weft__error(WEFT_ERR_INVALID_ARG, "%s: out is NULL", fn);

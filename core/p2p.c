@@ -23,7 +23,7 @@ static weft_result_t check_op(const char *fn, int kind, const void *buf, size_t 
 
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (comm->aborted)
+    if (weft__comm_aborted(comm))
         return weft__error(WEFT_ERR_ABORTED, "%s: the communicator was aborted", fn);
     elem = weft__dtype_bytes(dt);
     if (!elem)
@@ -141,7 +141,7 @@ weft_result_t weft__request_post_batch(weft_comm_t comm, int n, const weft_p2p_o
     struct weft_request *r;
     weft_result_t rc;
 
-    if (comm->aborted)
+    if (weft__comm_aborted(comm))
         return weft__error(WEFT_ERR_ABORTED, "the communicator was aborted");
     rc = weft__request_create(comm, n > 0 ? n : 1, &r);
     if (rc != WEFT_SUCCESS)
@@ -259,6 +259,9 @@ WEFT_API weft_result_t weft_test(weft_request_t *req, int *done, weft_status_t *
         return wait_one("weft_test", req, status);
     }
     weft__progress(r->inst);
+    /* An abort notice found by any thread's progress is applied here, on
+     * the communicator's thread, and fails r. */
+    weft__comm_aborted(r->comm);
     weft__request_poll(r, done);
     if (!*done)
         return WEFT_SUCCESS;

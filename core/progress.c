@@ -212,6 +212,11 @@ weft_result_t weft__request_wait_until(struct weft_request *req, int timeout_ms,
         progress_and_poll(inst, req, &done);
         if (done)
             return WEFT_SUCCESS;
+        /* An abort notice for req's communicator, found by this or any
+         * other thread's progress, is applied here (the waiter is that
+         * communicator's thread): it fails req, which the next pass
+         * finds done, so a blocked wait ends within one sleep. */
+        weft__comm_aborted(req->comm);
         spins++;
         if (yield_every && spins % yield_every == 0)
             sched_yield();
