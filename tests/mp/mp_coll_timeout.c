@@ -52,7 +52,7 @@ int main(void)
     t0 = now_ms();
     rc = weft_allreduce(&x, &sum, 1, WEFT_INT64, WEFT_SUM, w);
     if (me < 2) {
-        char peer[16];
+        char peer[32];
 
         snprintf(peer, sizeof(peer), "rank %d", me + 1);
         MP_ASSERT(rc == WEFT_ERR_TIMEOUT, "late peer: got %s, want WEFT_ERR_TIMEOUT (%s)",
