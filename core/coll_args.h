@@ -28,7 +28,8 @@ weft_result_t weft__coll_check_vector(const char *fn, const char *counts_name,
 weft_result_t weft__coll_check_op(const char *fn, weft_dtype_t dt, weft_op_t op);
 
 /* For a PREMUL_SUM op, replaces c's input (count elements at input) by
- * a scaled copy and makes the reduction a plain sum; frees c on failure. */
+ * a scaled copy and makes the reduction a plain sum; frees c on failure.
+ * op must have passed weft__coll_check_op. */
 weft_result_t weft__coll_apply_op(weft__coll_t *c, weft_op_t op, const void *input,
                                   size_t count);
 
