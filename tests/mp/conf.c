@@ -180,9 +180,7 @@ int main(int argc, char **argv)
 
     setvbuf(stdout, NULL, _IOLBF, 0);
     parse(argc, argv, &o);
-    MP_CHECK(weft_init(NULL, &world));
-    MP_CHECK(weft_comm_rank(world, &mp_rank));
-    MP_CHECK(weft_comm_size(world, &mp_size));
+    mp_init_world(&world, NULL, NULL);
     if (getenv("WEFT_ALGO") && *getenv("WEFT_ALGO"))
         conf_algo = getenv("WEFT_ALGO");
     full = full_plan(&o);

@@ -86,11 +86,7 @@ int main(void)
     pthread_t ty;
     int me, n;
 
-    MP_CHECK(weft_init(NULL, &world));
-    MP_CHECK(weft_comm_rank(world, &me));
-    MP_CHECK(weft_comm_size(world, &n));
-    mp_rank = me;
-    mp_size = n;
+    mp_init_world(&world, &me, &n);
     if (n < 2)
         mp_skip("needs two ranks or more");
     y = (job_t){ .me = me, .n = n };

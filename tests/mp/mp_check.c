@@ -47,11 +47,7 @@ int main(void)
 
     if (!getenv("WEFT_CHECK"))
         mp_skip("run with WEFT_CHECK=1");
-    MP_CHECK(weft_init(NULL, &w));
-    MP_CHECK(weft_comm_rank(w, &me));
-    MP_CHECK(weft_comm_size(w, &n));
-    mp_rank = me;
-    mp_size = n;
+    mp_init_world(&w, &me, &n);
     if (n < 2 || n > 8)
         mp_skip("needs 2 to 8 ranks");
     last = n - 1;

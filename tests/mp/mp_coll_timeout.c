@@ -39,11 +39,7 @@ int main(void)
 
     if (timeout <= 0 || timeout > 5000)
         mp_skip("run with WEFT_TIMEOUT=1 (seconds)");
-    MP_CHECK(weft_init(NULL, &w));
-    MP_CHECK(weft_comm_rank(w, &me));
-    MP_CHECK(weft_comm_size(w, &n));
-    mp_rank = me;
-    mp_size = n;
+    mp_init_world(&w, &me, &n);
     if (n != 3)
         mp_skip("needs 3 ranks");
     x = me + 1;

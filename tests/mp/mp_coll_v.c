@@ -365,11 +365,7 @@ int main(int argc, char **argv)
     weft_comm_t w;
     double t0;
 
-    MP_CHECK(weft_init(NULL, &w));
-    MP_CHECK(weft_comm_rank(w, &me));
-    MP_CHECK(weft_comm_size(w, &n));
-    mp_rank = me;
-    mp_size = n;
+    mp_init_world(&w, &me, &n);
     if (n > 64)
         mp_skip("at most 64 ranks");
     t0 = mp_now();

@@ -291,9 +291,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: mp_comm SUBCOMMAND... (split group mismatch node dup args)\n");
         return 2;
     }
-    MP_CHECK(weft_init(NULL, &world));
-    MP_CHECK(weft_comm_rank(world, &mp_rank));
-    MP_CHECK(weft_comm_size(world, &mp_size));
+    mp_init_world(&world, NULL, NULL);
     t0 = mp_now();
     for (int a = 1; a < argc; a++)
         for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)

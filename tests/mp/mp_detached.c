@@ -88,11 +88,7 @@ int main(void)
     pthread_t ta, tb;
     int me, n;
 
-    MP_CHECK(weft_init(NULL, &world));
-    MP_CHECK(weft_comm_rank(world, &me));
-    MP_CHECK(weft_comm_size(world, &n));
-    mp_rank = me;
-    mp_size = n;
+    mp_init_world(&world, &me, &n);
     if (n < 2)
         mp_skip("needs two ranks or more");
     a = (job_t){ .me = me, .n = n, .bufs = mp_alloc((size_t)ROUNDS * COUNT * sizeof(int64_t)) };

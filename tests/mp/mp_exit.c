@@ -20,11 +20,7 @@ int main(void)
     int32_t *in, *out;
     int me, n;
 
-    MP_CHECK(weft_init(NULL, &world));
-    MP_CHECK(weft_comm_rank(world, &me));
-    MP_CHECK(weft_comm_size(world, &n));
-    mp_rank = me;
-    mp_size = n;
+    mp_init_world(&world, &me, &n);
     in = mp_alloc((size_t)n * BLOCK * sizeof(int32_t));
     out = mp_alloc((size_t)n * BLOCK * sizeof(int32_t));
     for (int j = 0; j < n; j++)

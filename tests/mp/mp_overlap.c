@@ -23,11 +23,7 @@ int main(void)
     int64_t *gathered[NCOMMS], mine[NCOMMS]; /* buffers stay untouched until done */
     int me, n;
 
-    MP_CHECK(weft_init(NULL, &world));
-    MP_CHECK(weft_comm_rank(world, &me));
-    MP_CHECK(weft_comm_size(world, &n));
-    mp_rank = me;
-    mp_size = n;
+    mp_init_world(&world, &me, &n);
     comms[0] = world;
     for (int k = 1; k < NCOMMS; k++)
         MP_CHECK(weft_comm_dup(world, &comms[k]));

@@ -79,11 +79,7 @@ int main(void)
     pthread_t th[NTHREADS];
     int me, n;
 
-    MP_CHECK(weft_init(NULL, &world));
-    MP_CHECK(weft_comm_rank(world, &me));
-    MP_CHECK(weft_comm_size(world, &n));
-    mp_rank = me;
-    mp_size = n;
+    mp_init_world(&world, &me, &n);
     for (int k = 0; k < NTHREADS; k++) {
         jobs[k] = (job_t){ .k = k, .me = me, .n = n };
         MP_CHECK(weft_comm_dup(world, &jobs[k].comm));

@@ -266,3 +266,14 @@ int mp_contains(const char *text, const char *word)
     }
     return n == 0;
 }
+
+void mp_init_world(weft_comm_t *world, int *me, int *n)
+{
+    MP_CHECK(weft_init(NULL, world));
+    MP_CHECK(weft_comm_rank(*world, &mp_rank));
+    MP_CHECK(weft_comm_size(*world, &mp_size));
+    if (me)
+        *me = mp_rank;
+    if (n)
+        *n = mp_size;
+}

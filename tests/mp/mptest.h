@@ -89,6 +89,11 @@ void mp_sendrecv(const void *sbuf, size_t scount, weft_dtype_t dt, int dest, int
  * wildcard receives pending when rank 0 enters. */
 void mp_barrier(weft_comm_t comm);
 
+/* weft_init from the environment (what weftrun sets), then this rank and
+ * the size of the world into mp_rank, mp_size and *me, *n (either may be
+ * NULL). */
+void mp_init_world(weft_comm_t *world, int *me, int *n);
+
 /* Case-insensitive: does text contain word? */
 int mp_contains(const char *text, const char *word);
 
