@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -378,24 +379,62 @@ void weft__coll_describe(const weft__coll_t *c, char *buf, size_t cap)
     }
 }
 
+/* Below 4 KiB a chunk's per-message cost dominates. The default lets a
+ * 1 MiB block arrive in a few pieces; measured at 4 ranks, 32 MiB, a ring
+ * allreduce took 12-16 ms with 64 KiB pieces, 7.6-9.2 ms with 256 KiB and
+ * 9.3-9.9 ms with 1 MiB. */
+#define COLL_CHUNK_MIN 4096
+#define COLL_CHUNK_DEFAULT (256 * 1024)
+/* Unthrottled, a rank of a large job would post 2 (n - 1) operations at
+ * once and every peer's messages would land together, unexpected, at each
+ * receiver. */
+#define COLL_A2A_WINDOW_DEFAULT 32
+
+/* Set once by weft__coll_settings_parse; atomic, since threads of other
+ * instances may read them meanwhile (all read the same values). */
+static size_t coll_chunk = COLL_CHUNK_DEFAULT;
+static int coll_a2a_window = COLL_A2A_WINDOW_DEFAULT;
+
+/* An unsigned setting from the environment: *out unchanged when unset. */
+static weft_result_t env_setting(const char *name, unsigned long long min,
+                                 unsigned long long max, unsigned long long *out)
+{
+    const char *env = getenv(name);
+    unsigned long long v;
+    char *end;
+
+    if (!env)
+        return WEFT_SUCCESS;
+    v = strtoull(env, &end, 0);
+    if (!*env || *end || *env == '-' || v < min || v > max)
+        return weft__error(WEFT_ERR_INVALID_ARG, "%s=\"%s\" is not a number from %llu to %llu",
+                           name, env, min, max);
+    *out = v;
+    return WEFT_SUCCESS;
+}
+
+weft_result_t weft__coll_settings_parse(void)
+{
+    unsigned long long chunk = COLL_CHUNK_DEFAULT, window = COLL_A2A_WINDOW_DEFAULT;
+    weft_result_t rc = env_setting("WEFT_COLL_CHUNK", COLL_CHUNK_MIN, SIZE_MAX / 2, &chunk);
+
+    if (rc == WEFT_SUCCESS)
+        rc = env_setting("WEFT_ALLTOALL_THROTTLE", 0, INT_MAX, &window);
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    __atomic_store_n(&coll_chunk, (size_t)chunk, __ATOMIC_RELAXED);
+    __atomic_store_n(&coll_a2a_window, (int)window, __ATOMIC_RELAXED);
+    return WEFT_SUCCESS;
+}
+
 size_t weft__coll_chunk_bytes(void)
 {
-    static size_t chunk; /* atomic: threads may ask at once, and agree */
-    size_t c = __atomic_load_n(&chunk, __ATOMIC_RELAXED);
+    return __atomic_load_n(&coll_chunk, __ATOMIC_RELAXED);
+}
 
-    if (!c) {
-        const char *env = getenv("WEFT_COLL_CHUNK");
-        char *end;
-        unsigned long long v = env ? strtoull(env, &end, 0) : 0;
-
-        /* Below 4 KiB the per-message cost dominates; the default lets a
-         * 1 MiB block arrive in a few pieces. Measured at 4 ranks, 32 MiB:
-         * a ring allreduce took 12-16 ms with 64 KiB pieces, 7.6-9.2 ms
-         * with 256 KiB and 9.3-9.9 ms with 1 MiB. */
-        c = env && *end == '\0' && v >= 4096 ? (size_t)v : 256 * 1024;
-        __atomic_store_n(&chunk, c, __ATOMIC_RELAXED);
-    }
-    return c;
+int weft__coll_alltoall_window(void)
+{
+    return __atomic_load_n(&coll_a2a_window, __ATOMIC_RELAXED);
 }
 
 weft_request_t weft__coll_blocking_marker;

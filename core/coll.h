@@ -232,9 +232,16 @@ void weft__allreduce_flat(weft__coll_t *c, weft_comm_t comm, size_t bytes);
  * and lists the valid choices. */
 weft_result_t weft__coll_algo_parse(const char *spec);
 
+/* Reads WEFT_COLL_CHUNK and WEFT_ALLTOALL_THROTTLE (at weft_init, as
+ * WEFT_ALGO); a malformed value is WEFT_ERR_INVALID_ARG naming the
+ * variable. Until then, and where unset, the defaults hold. */
+weft_result_t weft__coll_settings_parse(void);
 /* Pipelining: ring steps move their blocks in chunks of this many bytes
  * (WEFT_COLL_CHUNK), so that reducing one chunk overlaps receiving the
  * next. */
 size_t weft__coll_chunk_bytes(void);
+/* Peers whose exchanges a round of the scattered all-to-all posts at once
+ * (WEFT_ALLTOALL_THROTTLE; 0: all of them). */
+int weft__coll_alltoall_window(void);
 
 #endif /* WEFT_CORE_COLL_H */

@@ -11,7 +11,6 @@
  */
 #include "config.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,32 +220,12 @@ void weft__alltoallv_pairwise(weft__coll_t *c)
     c->step = alltoall_step;
 }
 
-/* Peers whose exchanges a round of the scattered all-to-all posts at once
- * (WEFT_ALLTOALL_THROTTLE, 0: no limit). Unthrottled, a rank of a large
- * job would post 2 (n - 1) operations at once and every peer's messages
- * would land together, unexpected, at each receiver. */
-static int scattered_window(void)
-{
-    static int window = -1; /* atomic: threads may ask at once, and agree */
-    int w = __atomic_load_n(&window, __ATOMIC_RELAXED);
-
-    if (w < 0) {
-        const char *env = getenv("WEFT_ALLTOALL_THROTTLE");
-        char *end;
-        long v = env ? strtol(env, &end, 10) : -1;
-
-        w = env && *env && *end == '\0' && v >= 0 && v <= INT_MAX ? (int)v : 32;
-        __atomic_store_n(&window, w, __ATOMIC_RELAXED);
-    }
-    return w;
-}
-
 /* Exchanges posted a window of peers at a time, in pairwise order: one
  * round of latency instead of n - 1 for small blocks, up to 33 ranks at
  * the default window, without flooding a large job. */
 static weft_result_t alltoall_scattered_step(weft__coll_t *c, int *done)
 {
-    int n = c->gsize, w = scattered_window(), nops = 0;
+    int n = c->gsize, w = weft__coll_alltoall_window(), nops = 0;
     weft_p2p_op_t *ops = c->ctx;
     weft_result_t rc;
 

@@ -334,6 +334,8 @@ WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *worl
     if (rc != WEFT_SUCCESS)
         return rc;
     rc = weft__coll_algo_parse(getenv("WEFT_ALGO"));
+    if (rc == WEFT_SUCCESS)
+        rc = weft__coll_settings_parse();
     if (rc != WEFT_SUCCESS)
         return weft__error(rc, "weft_init: %s", weft__get_error());
     rc = weft__boot_params_resolve(&a, env_lookup, &params);

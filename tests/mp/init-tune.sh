@@ -5,7 +5,8 @@
 # across (simulated) nodes; the predicted table is logged once, by rank 0.
 # A malformed file or a bad WEFT_TUNE fails weft_init on every rank, with
 # rank 0 naming the cause, rather than hanging the ranks that did not read
-# it. Every job runs mp_coll's collectives, whose results must stay right.
+# it; so do a malformed WEFT_COLL_CHUNK or WEFT_ALLTOALL_THROTTLE. Every
+# job runs mp_coll's collectives, whose results must stay right.
 set -u
 top=${abs_top_builddir:-$(pwd)}
 WEFTRUN=$top/tools/weftrun
@@ -58,5 +59,16 @@ check "it measures" has "parameters measured"
 # Under 100 ms on a quiet machine; a loaded test machine gets slack.
 ms=$(sed -n 's/.*parameters measured.*took \([0-9]*\)\..*/\1/p' "$tmp/out" | head -1)
 check "the measurement took ${ms:-?} ms" test "${ms:-9999}" -lt 1000
+
+# The collectives' own settings are checked at weft_init too: a malformed
+# value fails the job, named, rather than falling back unseen.
+unset WEFT_DEBUG WEFT_DEBUG_SUBSYS
+for bad in WEFT_COLL_CHUNK=1024 WEFT_COLL_CHUNK=64k WEFT_ALLTOALL_THROTTLE=-1; do
+    env "$bad" timeout 120 "$WEFTRUN" -n 2 "$COLL" >"$tmp/out" 2>&1
+    check "$bad fails the job" test $? != 0
+    check "the error names ${bad%%=*}" has "${bad%%=*}=.*is not a number"
+done
+WEFT_COLL_CHUNK=65536 WEFT_ALLTOALL_THROTTLE=1 timeout 120 "$WEFTRUN" -n 3 "$COLL" >"$tmp/out" 2>&1
+check "a job with a 64 KiB chunk and a window of 1 passes" test $? = 0
 
 exit "$fail"
