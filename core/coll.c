@@ -15,6 +15,7 @@
 #include "core/request.h"
 #include "core/instance.h"
 #include "core/progress.h"
+#include "core/shared_seg.h"
 
 /* Internal tags: bit 30 keeps them apart from communicator creation's; the
  * collective's sequence number keeps overlapping collectives apart. Within
@@ -293,7 +294,10 @@ static weft_result_t coll_poll_locked(weft__coll_t *c, int *done)
         if (busy)
             return WEFT_SUCCESS;
         if (c->result == WEFT_SUCCESS) {
-            weft_result_t rc = c->step(c, done);
+            weft_result_t rc;
+
+            c->again = 0;
+            rc = c->step(c, done);
 
             if (rc != WEFT_SUCCESS) {
                 c->result = rc;
@@ -308,6 +312,9 @@ static weft_result_t coll_poll_locked(weft__coll_t *c, int *done)
             *done = 1;
             return WEFT_SUCCESS;
         }
+        /* A step waiting on the shared segment runs again next time. */
+        if (c->again)
+            return WEFT_SUCCESS;
         /* A step that neither finished nor started anything would never
          * run again. */
         if (!c->inner && !c->child) {
@@ -342,6 +349,10 @@ void weft__coll_free(weft__coll_t *c)
         weft__coll_free(c->child);
     if (c->ctx_free)
         c->ctx_free(c->ctx);
+    if (c->shared_gen)
+        weft__coll_shared_abandon(c);
+    if (c->shared_counted)
+        weft__coll_shared_uncount(c);
     free(c->tmp);
     free(c->offs);
     free(c->premul_input);
@@ -366,7 +377,17 @@ void weft__coll_describe(const weft__coll_t *c, char *buf, size_t cap)
                  ? weft__coll_kind_names[c->kind] : "collective");
     while (at->child)
         at = at->child;
-    if (!at->inner || n < 0 || (size_t)n >= cap)
+    if (n < 0 || (size_t)n >= cap)
+        return;
+    if (!at->inner && at->again) {
+        if (at->wait_rank >= 0)
+            snprintf(buf + n, cap - (size_t)n, ", waiting for rank %d on the shared segment,",
+                     at->wait_rank);
+        else
+            snprintf(buf + n, cap - (size_t)n, ", waiting for an earlier collective,");
+        return;
+    }
+    if (!at->inner)
         return;
     for (int i = 0; i < at->inner->nsub; i++) {
         const weft__subop_t *sub = &at->inner->subs[i];
@@ -439,6 +460,36 @@ int weft__coll_alltoall_window(void)
 
 weft_request_t weft__coll_blocking_marker;
 
+/* A blocking collective whose step waits on the shared segment
+ * (weft__progress_wait_for's target): c is the whole collective, at the
+ * one that waits. */
+typedef struct inline_wait {
+    weft__coll_t *c, *at;
+    int done;
+} inline_wait_t;
+
+/* Done when c finished or moved on to a round, which is waited for as
+ * a request. */
+static int inline_wait_poll(void *arg)
+{
+    inline_wait_t *w = arg;
+    weft__coll_t *at = w->c;
+
+    coll_poll_locked(w->c, &w->done);
+    if (w->done)
+        return 1;
+    while (at->child)
+        at = at->child;
+    return at->inner != NULL;
+}
+
+static void inline_wait_sleeping(void *arg, int on)
+{
+    inline_wait_t *w = arg;
+
+    weft__shared_sleeping(w->at->comm, on);
+}
+
 /* The blocking form of weft__coll_start: each round is waited for here,
  * under one deadline for the whole collective. */
 static weft_result_t coll_run_inline(weft__coll_t *c)
@@ -457,9 +508,19 @@ static weft_result_t coll_run_inline(weft__coll_t *c)
             break;
         while (at->child)
             at = at->child;
-        /* A step always leaves a round or a child behind (coll_poll_locked
-         * fails the collective otherwise), and the deepest child a round. */
-        rc = weft__request_wait_until(at->inner, inst->timeout_ms, &deadline);
+        /* A step leaves a round or a child behind (coll_poll_locked fails
+         * the collective otherwise), and the deepest child a round, unless
+         * it waits on the shared segment. */
+        if (at->inner) {
+            rc = weft__request_wait_until(at->inner, inst->timeout_ms, &deadline);
+        } else {
+            inline_wait_t w = { c, at, 0 };
+            weft__wait_target_t t = { inline_wait_poll, inline_wait_sleeping, &w, at->comm };
+
+            rc = weft__progress_wait_for(inst, &t, inst->timeout_ms, &deadline);
+            if (rc == WEFT_ERR_ABORTED)
+                weft__coll_cancel(c, rc);
+        }
         if (rc == WEFT_ERR_TIMEOUT) {
             char what[160];
 

@@ -78,6 +78,13 @@ typedef struct weft__coll {
      * it took from the heap once the room was full. */
     size_t room_used;
     struct weft__coll_block *blocks;
+    /* The shared algorithms (coll_shared.c): the generation on the
+     * communicator's segment (0 once retired), whether the step waits on
+     * the segment
+     * (call it again) and for which rank (-1: an earlier collective),
+     * and whether it counts in inst->shared_inflight. */
+    uint32_t shared_gen;
+    int again, wait_rank, shared_counted;
     /* Everything above is cleared for each collective; what follows is
      * not (a cached collective would clear a kilobyte otherwise). */
     char why[256];               /* what failed, for the wait to report */
@@ -194,6 +201,23 @@ void weft__gather_binomial(weft__coll_t *c);           /* coll_binomial.c: even 
 void weft__scatter_binomial(weft__coll_t *c);
 void weft__scan_rd(weft__coll_t *c);                   /* coll_scan.c */
 void weft__exscan_rd(weft__coll_t *c);
+/* coll_shared.c: through the node-shared segment, on communicators that
+ * weft__shared_usable accepts, for payloads up to WEFT__SHARED_SLOT. */
+void weft__barrier_shared(weft__coll_t *c);
+void weft__bcast_shared(weft__coll_t *c);
+void weft__reduce_shared(weft__coll_t *c);
+void weft__allreduce_shared(weft__coll_t *c);
+void weft__reduce_scatter_shared(weft__coll_t *c);
+void weft__allgather_shared(weft__coll_t *c);             /* even counts */
+void weft__alltoall_shared(weft__coll_t *c);              /* even counts */
+/* Drops c from inst->shared_inflight (finished or freed). */
+void weft__coll_shared_uncount(weft__coll_t *c);
+/* A shared collective freed before it finished gives its generation up
+ * (shared_seg.h). */
+void weft__coll_shared_abandon(weft__coll_t *c);
+/* A shared collective that will not run (its WEFT_CHECK comparison
+ * failed) hands its generation back, if no later one was given out. */
+void weft__coll_shared_withdraw(weft__coll_t *c);
 
 /* An entry of coll_select.c's table of algorithms. */
 typedef struct weft__coll_algo {
@@ -209,14 +233,20 @@ typedef struct weft__coll_algo {
  * never be wrong, only slow: an entry is offered only where it can run. */
 enum {
     WEFT__ALGO_NEEDS_EVEN = 1 << 0,        /* equal blocks in rank order (even forms) */
-    WEFT__ALGO_NEEDS_NODES_CONTIG = 1 << 1 /* each node's ranks consecutive */
+    WEFT__ALGO_NEEDS_NODES_CONTIG = 1 << 1, /* each node's ranks consecutive */
+    /* a communicator on one node with a shared segment
+     * (weft__shared_usable), and at most WEFT__SHARED_SLOT bytes */
+    WEFT__ALGO_NEEDS_SHARED = 1 << 2
 };
 
 /* The table (n entries), grouped by operation, flat algorithms first. */
 const weft__coll_algo_t *weft__coll_algos(size_t *n);
-/* Whether a may run a call on a communicator whose nodes hold consecutive
- * ranks (contiguous) with equal blocks on every rank (even). */
-int weft__coll_algo_applies(const weft__coll_algo_t *a, int contiguous, int even);
+/* Whether a may run a call of bytes (as weft__coll_choose counts them) on
+ * a communicator of shape s (tune.h) with equal blocks on every rank
+ * (even). */
+struct weft__tune_shape;
+int weft__coll_algo_applies(const weft__coll_algo_t *a, const struct weft__tune_shape *s,
+                            int even, size_t bytes);
 
 /* Chooses and sets the algorithm of a collective of kind moving bytes per
  * rank (coll_select.c); even: every rank's block has the same size, at

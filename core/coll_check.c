@@ -198,6 +198,10 @@ static weft_result_t check_step(weft__coll_t *c, int *done)
         return weft__coll_run_child(c, g);
     case 2:
         if (k->agreed) {
+            /* Ranks whose arguments differ may have chosen differently,
+             * some a shared algorithm and some not: the generation goes
+             * back, so that the communicator's next ones agree. */
+            weft__coll_shared_withdraw(k->inner);
             if (k->verdict)
                 return weft__error(WEFT_ERR_MISMATCH, "weft_%s: WEFT_CHECK: %s",
                                    weft__coll_kind_names[k->kind], k->why);

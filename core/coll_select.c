@@ -22,6 +22,7 @@
 #include "core/coll.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/shared_seg.h"
 #include "core/tune.h"
 
 /* Costs for the tuner, with p ranks, n bytes per rank (the whole vector
@@ -32,16 +33,22 @@
 static const weft__coll_algo_t algos[] = {
     { WEFT__COLL_BARRIER, "barrier", "dissemination", weft__barrier_dissemination, 0, 0 },
     { WEFT__COLL_BARRIER, "barrier", "hier", weft__barrier_hier, 1, 0 },
+    /* a/2: one counter per rank, read by all (the shared ones: coll_shared.c) */
+    { WEFT__COLL_BARRIER, "barrier", "shared", weft__barrier_shared, 0, WEFT__ALGO_NEEDS_SHARED },
     { WEFT__COLL_BCAST, "bcast", "binomial", weft__bcast_binomial, 0, 0 },
     { WEFT__COLL_BCAST, "bcast", "hier", weft__bcast_hier, 1, 0 },
     /* (c + p - 2) (alpha + n / c beta) */
     { WEFT__COLL_BCAST, "bcast", "chain", weft__bcast_chain, 0, 0 },
     /* p alpha + 2 (p - 1) / p n beta (linear scatter, ring allgather) */
     { WEFT__COLL_BCAST, "bcast", "scatter_allgather", weft__bcast_scatter_allgather, 0, 0 },
+    /* a/2 + n b (a copy in, a copy out: half a link transfer each) */
+    { WEFT__COLL_BCAST, "bcast", "shared", weft__bcast_shared, 0, WEFT__ALGO_NEEDS_SHARED },
     { WEFT__COLL_REDUCE, "reduce", "binomial", weft__reduce_binomial, 0, 0 },
     { WEFT__COLL_REDUCE, "reduce", "hier", weft__reduce_hier, 1, 0 },
     /* (p + c) alpha + 2 (p - 1) / p n beta + (p - 1) / p n gamma */
     { WEFT__COLL_REDUCE, "reduce", "ring_gather", weft__reduce_ring_gather, 0, 0 },
+    /* a/2 + n b/2 + (p - 1) n g */
+    { WEFT__COLL_REDUCE, "reduce", "shared", weft__reduce_shared, 0, WEFT__ALGO_NEEDS_SHARED },
     { WEFT__COLL_ALLREDUCE, "allreduce", "ring", weft__allreduce_ring, 0, 0 },
     { WEFT__COLL_ALLREDUCE, "allreduce", "rd", weft__allreduce_rd, 0, 0 },
     { WEFT__COLL_ALLREDUCE, "allreduce", "rabenseifner", weft__allreduce_rabenseifner, 0, 0 },
@@ -53,6 +60,9 @@ static const weft__coll_algo_t algos[] = {
     { WEFT__COLL_ALLREDUCE, "allreduce", "dbtree", weft__allreduce_dbtree, 0, 0 },
     /* alpha + (p - 1) n beta + (p - 1) n gamma */
     { WEFT__COLL_ALLREDUCE, "allreduce", "direct", weft__allreduce_direct, 0, 0 },
+    /* a/2 + n b/2 + (p - 1) n g */
+    { WEFT__COLL_ALLREDUCE, "allreduce", "shared", weft__allreduce_shared, 0,
+      WEFT__ALGO_NEEDS_SHARED },
     { WEFT__COLL_ALLGATHER, "allgather", "ring", weft__allgatherv_ring, 0, 0 },
     { WEFT__COLL_ALLGATHER, "allgather", "bruck", weft__allgather_bruck, 0, WEFT__ALGO_NEEDS_EVEN },
     { WEFT__COLL_ALLGATHER, "allgather", "hier", weft__allgather_hier, 1,
@@ -60,15 +70,24 @@ static const weft__coll_algo_t algos[] = {
     /* (log2(p) + 2) alpha + (p - 1) n beta, with the ranks beyond a power of
      * two folded in and out (2 more messages, p n bytes the last) */
     { WEFT__COLL_ALLGATHER, "allgather", "rd", weft__allgatherv_rd, 0, 0 },
+    /* a/2 + (p + 1) n b/2 */
+    { WEFT__COLL_ALLGATHER, "allgather", "shared", weft__allgather_shared, 0,
+      WEFT__ALGO_NEEDS_EVEN | WEFT__ALGO_NEEDS_SHARED },
     { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "ring", weft__reduce_scatterv_ring, 0, 0 },
     { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "rd", weft__reduce_scatterv_rd, 0, 0 },
     /* (p - 1) alpha + (p - 1) n beta + (p - 1) n gamma */
     { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "pairwise", weft__reduce_scatterv_pairwise,
       0, 0 },
+    /* a/2 + n b/2 + (p - 1) n/p g */
+    { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "shared", weft__reduce_scatter_shared, 0,
+      WEFT__ALGO_NEEDS_SHARED },
     { WEFT__COLL_ALLTOALL, "alltoall", "pairwise", weft__alltoallv_pairwise, 0, 0 },
     { WEFT__COLL_ALLTOALL, "alltoall", "scattered", weft__alltoallv_scattered, 0, 0 },
     /* log2(p) alpha + log2(p) p / 2 n beta (plus two local rotations) */
     { WEFT__COLL_ALLTOALL, "alltoall", "bruck", weft__alltoall_bruck, 0, WEFT__ALGO_NEEDS_EVEN },
+    /* a/2 + n b (the whole send buffer in, every block out) */
+    { WEFT__COLL_ALLTOALL, "alltoall", "shared", weft__alltoall_shared, 0,
+      WEFT__ALGO_NEEDS_EVEN | WEFT__ALGO_NEEDS_SHARED },
     /* (p - 1) alpha + (p - 1) n beta at the root */
     { WEFT__COLL_GATHER, "gather", "linear", weft__gatherv_linear, 0, 0 },
     /* log2(p) alpha + (p - 1) n beta at the root */
@@ -137,13 +156,14 @@ const weft__coll_algo_t *weft__coll_algos(size_t *n)
     return algos;
 }
 
-/* Whether a may run a call on a communicator whose nodes hold consecutive
- * ranks (contiguous) with equal blocks in rank order (even). */
-int weft__coll_algo_applies(const weft__coll_algo_t *a, int contiguous, int even)
+int weft__coll_algo_applies(const weft__coll_algo_t *a, const weft__tune_shape_t *s, int even,
+                            size_t bytes)
 {
     if ((a->needs & WEFT__ALGO_NEEDS_EVEN) && !even)
         return 0;
-    if ((a->needs & WEFT__ALGO_NEEDS_NODES_CONTIG) && !contiguous)
+    if ((a->needs & WEFT__ALGO_NEEDS_NODES_CONTIG) && !s->contiguous)
+        return 0;
+    if ((a->needs & WEFT__ALGO_NEEDS_SHARED) && (!s->shared || bytes > WEFT__SHARED_SLOT))
         return 0;
     return 1;
 }
@@ -185,12 +205,17 @@ void weft__coll_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind
     if (pick < 0)
         pick = flat;
     if (forced_set && forced[kind] >= 0) {
-        if (weft__coll_algo_applies(&algos[forced[kind]], m->contiguous, even))
+        weft__tune_shape_t shape;
+
+        weft__tune_shape_of(comm, &shape);
+        if (weft__coll_algo_applies(&algos[forced[kind]], &shape, even, bytes))
             pick = forced[kind];
         else
             WEFT_INFO(COLL, "WEFT_ALGO %s:%s does not apply to this call; using %s",
                       algos[forced[kind]].op_name, algos[forced[kind]].name, algos[pick].name);
     }
+    /* The shared algorithms number their generations on comm. */
+    c->comm = comm;
     algos[pick].set(c);
     /* A flat allreduce ring visits each node's ranks in a row, so that it
      * crosses between nodes once per node rather than at every step. */

@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/request.h"
+#include "core/shared_seg.h"
 
 /* How long destroy and abort wait for transports to confirm cancels. */
 #define WEFT_CANCEL_WAIT_MS 1000
@@ -168,6 +169,7 @@ void weft__comm_free(weft_comm_t comm)
     }
     comm->magic = 0;
     weft__tune_comm_free(comm);
+    weft__shared_detach(comm);
     weft__comm_nodes_free(&comm->nodes);
     free(comm->world_ranks);
     free(comm->comm_rank_of);

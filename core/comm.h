@@ -64,6 +64,8 @@ struct weft_comm {
     uint32_t coll_seq;               /* collectives started on this comm */
     weft__node_map_t nodes;          /* its ranks by node (node-aware collectives) */
     struct weft__tune_cache *tune;   /* the tuner's choices (tune_table.c), or NULL */
+    struct weft__shared *shared;     /* its node-shared segment, once mapped */
+    uint32_t shared_gen;             /* shared collectives chosen on it so far */
     /* inst->comms, so that an abort notice finds its communicator. */
     struct weft_comm *next_comm, *prev_comm;
 };

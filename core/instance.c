@@ -13,6 +13,7 @@
 #include "core/abort_notice.h"
 #include "core/coll.h"
 #include "core/comm.h"
+#include "core/doorbell.h"
 #include "core/error.h"
 #include "core/init_method.h"
 #include "core/instance.h"
@@ -287,6 +288,7 @@ void weft__instance_release(weft__instance_t *inst)
     weft__abort_finalize(inst);
     weft__request_cache_drain();
     weft__plugins_unload(&inst->plugins);
+    weft__doorbell_close(inst);
     weft__bootstrap_finalize(inst->boot);
     weft__topo_free(inst->topo);
     free(inst->peers);
@@ -351,6 +353,7 @@ WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *worl
         return weft__error(WEFT_ERR_NO_MEMORY, "weft_init: cannot allocate the library state");
     pthread_mutex_init(&inst->lock, NULL);
     pthread_mutex_init(&inst->coll_lock, NULL);
+    inst->bell_fd = -1;
     inst->rank = params.rank;
     inst->size = params.size;
     weft__tune_defaults(&inst->tune);

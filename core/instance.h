@@ -66,6 +66,13 @@ typedef struct weft__instance {
     struct weft_comm *comms;         /* every live communicator (under lock) */
     struct notice_state *notices;    /* abort notices (abort_notice.c) */
     int oversubscribed;              /* 0 unknown, 1 more local ranks than cores, -1 not */
+    /* Doorbells (doorbell.c): this rank's FIFO, -1 until opened, and the
+     * peers' opened for ringing (by world rank, under lock). */
+    int bell_fd;
+    int *bell_peers;
+    /* Shared collectives in flight (atomic): a nonblocking one is not
+     * rung awake, so waits sleep at most 1 ms while there are any. */
+    int shared_inflight;
 } weft__instance_t;
 
 /* Element size of dt, 0 for an invalid type. */

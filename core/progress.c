@@ -13,6 +13,7 @@
 #include "core/abort_notice.h"
 #include "core/coll.h"
 #include "core/comm.h"
+#include "core/doorbell.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
@@ -139,10 +140,10 @@ static void progress_and_poll(weft__instance_t *inst, struct weft_request *req, 
         progress_background(inst);
 }
 
-void weft__progress_sleep(weft__instance_t *inst, int timeout_ms)
+void weft__progress_sleep(weft__instance_t *inst, int timeout_ms, int rung)
 {
-    struct pollfd fds[WEFT__PLUGIN_MAX];
-    int n = 0;
+    struct pollfd fds[WEFT__PLUGIN_MAX + 1];
+    int n = 0, bell = -1;
 
     for (int i = 0; i < inst->plugins.n; i++) {
         weft__plugin_t *pl = &inst->plugins.plugins[i];
@@ -165,10 +166,23 @@ void weft__progress_sleep(weft__instance_t *inst, int timeout_ms)
         fds[n].revents = 0;
         n++;
     }
+    if (inst->bell_fd >= 0) {
+        bell = n;
+        fds[n].fd = inst->bell_fd;
+        fds[n].events = POLLIN;
+        fds[n].revents = 0;
+        n++;
+    }
+    /* A shared collective that nobody rings awake for (a nonblocking
+     * one, see instance.h) is looked at every ms. */
+    if (__atomic_load_n(&inst->shared_inflight, __ATOMIC_RELAXED) > rung && timeout_ms > 1)
+        timeout_ms = 1;
     if (timeout_ms > WEFT_SLEEP_MAX_MS)
         timeout_ms = WEFT_SLEEP_MAX_MS;
     if (poll(fds, (nfds_t)n, timeout_ms) < 0 && errno != EINTR)
         WEFT_WARN(TRANSPORT, "poll on transport descriptors failed: %m");
+    else if (bell >= 0 && fds[bell].revents)
+        weft__doorbell_drain(inst);
 }
 
 /* Whether the ranks of this node outnumber its cores: then a spinning
@@ -184,6 +198,84 @@ static int node_oversubscribed(weft__instance_t *inst)
     return inst->oversubscribed > 0;
 }
 
+/* The spinning part of a wait (see WEFT_SPIN_US). */
+typedef struct spin_state {
+    int spins;
+    int yield_every;
+    int64_t end_us;
+} spin_state_t;
+
+static void spin_init(spin_state_t *sp, weft__instance_t *inst)
+{
+    sp->spins = 0;
+    sp->yield_every = node_oversubscribed(inst) ? WEFT_YIELD_EVERY : 0;
+    sp->end_us = 0;
+}
+
+/* After a fruitless pass: yields where ranks outnumber cores, and says
+ * whether the spin budget is spent, so that the waiter should sleep. */
+static int spin_spent(spin_state_t *sp)
+{
+    sp->spins++;
+    if (sp->yield_every && sp->spins % sp->yield_every == 0)
+        sched_yield();
+    /* The clock is read only once the first polls found nothing:
+     * reading it per call was a tenth of a small message's time. */
+    if (sp->spins < WEFT_SPIN_POLLS || sp->spins % WEFT_SPIN_CLOCK_EVERY)
+        return 0;
+    if (!sp->end_us) {
+        sp->end_us = now_us() + WEFT_SPIN_US;
+        return 0;
+    }
+    return now_us() >= sp->end_us;
+}
+
+/* Milliseconds left before *deadline_ms, which 0 leaves to be set now;
+ * 0 when it passed. */
+static int64_t time_left(int timeout_ms, int64_t *deadline_ms)
+{
+    int64_t left;
+
+    if (!*deadline_ms)
+        *deadline_ms = weft__now_ms() + timeout_ms;
+    left = *deadline_ms - weft__now_ms();
+    return left > 0 ? left : 0;
+}
+
+weft_result_t weft__progress_wait_for(weft__instance_t *inst, const weft__wait_target_t *t,
+                                      int timeout_ms, int64_t *deadline_ms)
+{
+    spin_state_t sp;
+
+    spin_init(&sp, inst);
+    for (;;) {
+        int64_t left;
+
+        if (t->poll(t->arg))
+            return WEFT_SUCCESS;
+        /* Other traffic moves meanwhile: a peer may need this rank's
+         * progress before it can signal. */
+        weft__progress(inst);
+        if (weft__comm_aborted(t->comm))
+            return weft__error(WEFT_ERR_ABORTED, "the communicator was aborted");
+        if (!spin_spent(&sp))
+            continue;
+        if (!(left = time_left(timeout_ms, deadline_ms)))
+            return weft__error(WEFT_ERR_TIMEOUT,
+                               "operation did not complete within %d ms (WEFT_TIMEOUT)",
+                               timeout_ms);
+        /* Asleep first, then a last look: a signal after the look rings. */
+        t->sleeping(t->arg, 1);
+        if (t->poll(t->arg)) {
+            t->sleeping(t->arg, 0);
+            return WEFT_SUCCESS;
+        }
+        weft__progress_sleep(inst, (int)left, 1);
+        t->sleeping(t->arg, 0);
+        progress_background(inst);
+    }
+}
+
 weft_result_t weft__request_wait(struct weft_request *req, int timeout_ms)
 {
     int64_t deadline = 0;
@@ -195,9 +287,7 @@ weft_result_t weft__request_wait_until(struct weft_request *req, int timeout_ms,
                                        int64_t *deadline_ms)
 {
     weft__instance_t *inst = req->inst;
-    int yield_every = node_oversubscribed(inst) ? WEFT_YIELD_EVERY : 0;
-    int64_t spin_end_us = 0, deadline = *deadline_ms;
-    int spins = 0;
+    spin_state_t sp;
     int done = 0;
 
     /* A send that went out whole at posting, or a receive whose message
@@ -206,6 +296,7 @@ weft_result_t weft__request_wait_until(struct weft_request *req, int timeout_ms,
         weft__request_poll(req, &done);
     if (done)
         return WEFT_SUCCESS;
+    spin_init(&sp, inst);
     for (;;) {
         int64_t left;
 
@@ -217,27 +308,13 @@ weft_result_t weft__request_wait_until(struct weft_request *req, int timeout_ms,
          * communicator's thread): it fails req, which the next pass
          * finds done, so a blocked wait ends within one sleep. */
         weft__comm_aborted(req->comm);
-        spins++;
-        if (yield_every && spins % yield_every == 0)
-            sched_yield();
-        /* The clock is read only once the first polls found nothing:
-         * reading it per call was a tenth of a small message's time. */
-        if (spins < WEFT_SPIN_POLLS || spins % WEFT_SPIN_CLOCK_EVERY)
+        if (!spin_spent(&sp))
             continue;
-        if (!spin_end_us) {
-            spin_end_us = now_us() + WEFT_SPIN_US;
-            continue;
-        }
-        if (now_us() < spin_end_us)
-            continue;
-        if (!deadline)
-            *deadline_ms = deadline = weft__now_ms() + timeout_ms;
-        left = deadline - weft__now_ms();
-        if (left <= 0)
+        if (!(left = time_left(timeout_ms, deadline_ms)))
             return weft__error(WEFT_ERR_TIMEOUT,
                                "operation did not complete within %d ms (WEFT_TIMEOUT)",
                                timeout_ms);
-        weft__progress_sleep(inst, (int)left);
+        weft__progress_sleep(inst, (int)left, 0);
         /* Woken, perhaps by an abort notice: look now. */
         progress_background(inst);
     }

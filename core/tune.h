@@ -47,6 +47,7 @@ typedef struct weft__tune_shape {
     int nodes;          /* nodes it spans */
     int per_node;       /* ranks on its most populated node */
     int contiguous;     /* each node's ranks are consecutive */
+    int shared;         /* it may use a node-shared segment (weft__shared_usable) */
 } weft__tune_shape_t;
 
 /* Predicted seconds of one algorithm for a call moving bytes (as

@@ -461,19 +461,79 @@ static double scan_rd(const weft__tune_params_t *p, const weft__tune_shape_t *s,
     return t;
 }
 
+/* ------------------------------------------------------------------ shared */
+
+/* Through the node-shared segment (coll_shared.c): no message, only a
+ * counter each rank raises and the others read, taken as half a message's
+ * latency; and copies at memory speed, taken as half the link's time per
+ * byte, which counts a copy in and a copy out. */
+static double shared_barrier(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                             size_t n)
+{
+    (void)n;
+    return flat_link(p, s)->alpha / 2;
+}
+
+/* The root copies in, every other rank copies out: a/2 + n b. */
+static double shared_bcast(const weft__tune_params_t *p, const weft__tune_shape_t *s, size_t n)
+{
+    const weft__tune_link_t *l = flat_link(p, s);
+
+    return l->alpha / 2 + (double)n * l->beta;
+}
+
+/* A copy in, then p - 1 inputs folded: a/2 + n b/2 + (p - 1) n g. */
+static double shared_reduce(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                            size_t n)
+{
+    const weft__tune_link_t *l = flat_link(p, s);
+
+    return l->alpha / 2 + (double)n * l->beta / 2 + (s->ranks - 1) * (double)n * p->gamma;
+}
+
+/* The whole vector in, one block of it folded from every rank:
+ * a/2 + n b/2 + (p - 1) n/p g. */
+static double shared_reduce_scatter(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                                    size_t n)
+{
+    const weft__tune_link_t *l = flat_link(p, s);
+
+    return l->alpha / 2 + (double)n * l->beta / 2 +
+           (s->ranks - 1) * (double)n / s->ranks * p->gamma;
+}
+
+/* One block in, p blocks out: a/2 + (p + 1) n b/2. */
+static double shared_allgather(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                               size_t n)
+{
+    const weft__tune_link_t *l = flat_link(p, s);
+
+    return l->alpha / 2 + (s->ranks + 1) * (double)n * l->beta / 2;
+}
+
+/* The whole send buffer in, as much out: a/2 + n b. */
+static double shared_alltoall(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                              size_t n)
+{
+    return shared_bcast(p, s, n);
+}
+
 static const struct model {
     const char *op_name, *algo_name;   /* as in coll_select.c and WEFT_ALGO */
     weft__tune_cost_fn cost;
 } models[] = {
     { "barrier", "dissemination", barrier_dissemination },
     { "barrier", "hier", barrier_hier },
+    { "barrier", "shared", shared_barrier },
     { "bcast", "binomial", bcast_binomial },
     { "bcast", "hier", bcast_hier },
     { "bcast", "chain", bcast_chain },
     { "bcast", "scatter_allgather", bcast_scatter_allgather },
+    { "bcast", "shared", shared_bcast },
     { "reduce", "binomial", reduce_binomial },
     { "reduce", "hier", reduce_hier },
     { "reduce", "ring_gather", reduce_ring_gather },
+    { "reduce", "shared", shared_reduce },
     { "allreduce", "ring", allreduce_ring },
     { "allreduce", "rd", allreduce_rd },
     { "allreduce", "rabenseifner", allreduce_rabenseifner },
@@ -481,16 +541,20 @@ static const struct model {
     { "allreduce", "tree", allreduce_tree },
     { "allreduce", "dbtree", allreduce_dbtree },
     { "allreduce", "direct", allreduce_direct },
+    { "allreduce", "shared", shared_reduce },
     { "allgather", "ring", allgather_ring },
     { "allgather", "bruck", allgather_bruck },
     { "allgather", "hier", allgather_hier },
     { "allgather", "rd", allgather_rd },
+    { "allgather", "shared", shared_allgather },
     { "reduce_scatter", "ring", reduce_scatter_ring },
     { "reduce_scatter", "rd", reduce_scatter_rd },
     { "reduce_scatter", "pairwise", reduce_scatter_pairwise },
+    { "reduce_scatter", "shared", shared_reduce_scatter },
     { "alltoall", "pairwise", alltoall_pairwise },
     { "alltoall", "scattered", alltoall_scattered },
     { "alltoall", "bruck", alltoall_bruck },
+    { "alltoall", "shared", shared_alltoall },
     { "gather", "linear", rooted_linear },
     { "gather", "binomial", rooted_binomial },
     { "scatter", "linear", rooted_linear },

@@ -17,6 +17,7 @@
 
 #include "core/coll.h"
 #include "core/log.h"
+#include "core/shared_seg.h"
 #include "core/tune.h"
 
 #define NBUCKETS 65              /* buckets 0 .. 64 of a size_t */
@@ -61,7 +62,7 @@ int weft__tune_best(const weft__tune_params_t *p, const weft__tune_shape_t *s, i
         if (algos[i].hierarchical && (flat_only || s->nodes < 2 || s->per_node < 2))
             continue;
         if ((int)algos[i].kind != kind ||
-            !weft__coll_algo_applies(&algos[i], s->contiguous, even))
+            !weft__coll_algo_applies(&algos[i], s, even, bytes))
             continue;
         /* No formula, no automatic choice: it runs only when forced. */
         if (!(cost = weft__tune_cost_of(algos[i].op_name, algos[i].name)))
@@ -83,6 +84,7 @@ void weft__tune_shape_of(const struct weft_comm *comm, weft__tune_shape_t *s)
     s->nodes = comm->nodes.nnodes;
     s->per_node = comm->nodes.max_per_node;
     s->contiguous = comm->nodes.contiguous;
+    s->shared = weft__shared_usable(comm);
 }
 
 void weft__tune_comm_free(struct weft_comm *comm)
@@ -149,7 +151,7 @@ static void print_kind(FILE *f, const weft__tune_params_t *p, const weft__tune_s
         for (size_t i = (size_t)first; i < n && (int)algos[i].kind == kind; i++) {
             weft__tune_cost_fn cost = weft__tune_cost_of(algos[i].op_name, algos[i].name);
 
-            if (cost && weft__coll_algo_applies(&algos[i], s->contiguous, 1) &&
+            if (cost && weft__coll_algo_applies(&algos[i], s, 1, bytes) &&
                 (!algos[i].hierarchical || (s->nodes > 1 && s->per_node > 1)))
                 len += snprintf(line + len, sizeof(line) - (size_t)len, " %12.1f",
                                 cost(p, s, bytes) * 1e6);
@@ -167,8 +169,9 @@ void weft__tune_print_table(FILE *f, const weft__tune_params_t *p, const weft__t
     char line[256];
 
     snprintf(line, sizeof(line), "predicted microseconds for %d ranks on %d nodes (up to %d a "
-             "node%s): intra a=%.2fus b=%.3fns/B, inter a=%.2fus b=%.3fns/B, g=%.3fns/B",
+             "node%s%s): intra a=%.2fus b=%.3fns/B, inter a=%.2fus b=%.3fns/B, g=%.3fns/B",
              s->ranks, s->nodes, s->per_node, s->contiguous ? "" : ", interleaved",
+             s->shared ? ", shared segment" : "",
              p->intra.alpha * 1e6, p->intra.beta * 1e9, p->inter.alpha * 1e6,
              p->inter.beta * 1e9, p->gamma * 1e9);
     emit(f, line);

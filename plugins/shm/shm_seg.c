@@ -410,7 +410,9 @@ weft_result_t weft__shm_seg_attach(struct shm_ctx *ctx, int peer)
         core->set_error(SHM_NAME ": mmap of a slot of %s: %s", name, strerror(errno));
         goto err_unmap_hdr;
     }
-    p->wake_fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    /* Read-write: a write to a FIFO whose reader exited raises SIGPIPE,
+     * which would kill this process when it wakes a peer just gone. */
+    p->wake_fd = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
     if (p->wake_fd < 0) {
         core->set_error(SHM_NAME ": open(%s): %s", fifo, strerror(errno));
         munmap(slot_map, stride);

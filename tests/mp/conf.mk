@@ -29,6 +29,8 @@ CONF_ALGO_TESTS = \
 	tests/mp/conf-algo-dbtree-5.mp tests/mp/conf-algo-dbtree-8.mp \
 	tests/mp/conf-algo-direct-3.mp tests/mp/conf-algo-direct-4.mp \
 	tests/mp/conf-algo-direct-5.mp tests/mp/conf-algo-direct-8.mp \
+	tests/mp/conf-algo-shared-3.mp tests/mp/conf-algo-shared-4.mp \
+	tests/mp/conf-algo-shared-5.mp tests/mp/conf-algo-shared-8.mp \
 	tests/mp/conf-algo-flat-nodes-7.mp
 
 CONF_TESTS = \
@@ -57,6 +59,8 @@ CONF_LONG_TESTS = \
 	tests/mp/conf-long-dbtree-5.mp tests/mp/conf-long-dbtree-8.mp \
 	tests/mp/conf-long-direct-3.mp tests/mp/conf-long-direct-4.mp \
 	tests/mp/conf-long-direct-5.mp tests/mp/conf-long-direct-8.mp \
+	tests/mp/conf-long-shared-3.mp tests/mp/conf-long-shared-4.mp \
+	tests/mp/conf-long-shared-5.mp tests/mp/conf-long-shared-8.mp \
 	tests/mp/conf-long-bigall-3.mp tests/mp/conf-long-bigall-8.mp \
 	tests/mp/conf-long-nodes-7.mp tests/mp/conf-long-huge-4.mp \
 	tests/mp/conf-long-thresholds-5.mp

@@ -113,6 +113,28 @@ static void tiny_messages_take_log_steps(void **state)
     assert_true(log_step_allgather(best_name(&p, &one_node, WEFT__COLL_ALLGATHER, 8)));
 }
 
+/* On one node with a shared segment, small calls go through it; calls
+ * larger than its slot, and communicators without one, never do. */
+static void small_on_one_node_take_the_shared_segment(void **state)
+{
+    weft__tune_params_t p;
+    const weft__tune_shape_t shared = { 8, 1, 8, 1, 1 }, plain = { 8, 1, 8, 1, 0 };
+    const weft__coll_kind_t kinds[] = { WEFT__COLL_BARRIER, WEFT__COLL_BCAST,
+                                        WEFT__COLL_REDUCE, WEFT__COLL_ALLREDUCE,
+                                        WEFT__COLL_REDUCE_SCATTER, WEFT__COLL_ALLGATHER,
+                                        WEFT__COLL_ALLTOALL };
+
+    (void)state;
+    textbook(&p);
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        assert_string_equal(best_name(&p, &shared, kinds[k], 64), "shared");
+        for (size_t bytes = 8; bytes <= ((size_t)1 << 24); bytes *= 8)
+            assert_string_not_equal(best_name(&p, &plain, kinds[k], bytes), "shared");
+        if (kinds[k] != WEFT__COLL_BARRIER)
+            assert_string_not_equal(best_name(&p, &shared, kinds[k], 16384), "shared");
+    }
+}
+
 static void huge_messages_take_bandwidth_optimal(void **state)
 {
     weft__tune_params_t p;
@@ -359,6 +381,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cost_grows_with_bytes),
         cmocka_unit_test(tiny_messages_take_log_steps),
+        cmocka_unit_test(small_on_one_node_take_the_shared_segment),
         cmocka_unit_test(huge_messages_take_bandwidth_optimal),
         cmocka_unit_test(small_across_nodes_takes_hierarchical),
         cmocka_unit_test(bruck_and_node_aware_allgather_need_even_blocks),
