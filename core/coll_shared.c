@@ -253,7 +253,7 @@ static weft_result_t shared_step(weft__coll_t *c, int *done)
             continue;
         if (!weft__shared_published(s, k, r))
             return wait_for(c, r);
-        if (weft__shared_cell(s, k, r)->abandoned)
+        if (__atomic_load_n(&weft__shared_cell(s, k, r)->abandoned, __ATOMIC_RELAXED) == k)
             return weft__error(WEFT_ERR_ABORTED, "rank %d gave this collective up", r);
     }
     op->read(c, s);

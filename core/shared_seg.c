@@ -135,7 +135,11 @@ void weft__shared_publish(struct weft_comm *comm, uint32_t gen, int abandoned)
     /* Sequentially consistent on both sides: a sleeper sets its flag and
      * then reads the cells, this rank writes a cell and then reads the
      * flags, so one of the two sees the other's write. */
-    weft__shared_cell(s, gen, comm->rank)->abandoned = abandoned ? 1u : 0u;
+    /* The generation, not a flag: a reader of the cell's previous use
+     * must not mistake this for its own. */
+    if (abandoned)
+        __atomic_store_n(&weft__shared_cell(s, gen, comm->rank)->abandoned, gen,
+                         __ATOMIC_RELAXED);
     __atomic_store_n(&weft__shared_cell(s, gen, comm->rank)->gen, gen, __ATOMIC_SEQ_CST);
     for (int r = 0; r < s->n; r++)
         if (r != comm->rank && __atomic_load_n(&s->ctrl[r].sleeping, __ATOMIC_SEQ_CST))
@@ -148,7 +152,7 @@ void weft__shared_retire(struct weft_comm *comm, uint32_t gen)
 
     s->retired = gen;
     s->abandoned >>= 1;
-    /* Publishing an abandoned generation writes only its cell's counter,
+    /* Publishing an abandoned generation writes only its cell's counters,
      * never a payload a reader might still be reading: no need to wait
      * for the cell to come free. */
     while (s->abandoned & 1) {

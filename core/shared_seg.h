@@ -55,7 +55,7 @@ struct weft_comm;
 
 typedef struct weft__shared_cell {
     uint32_t gen;                /* the generation published here last */
-    uint32_t abandoned;          /* it was given up, without a payload */
+    uint32_t abandoned;          /* the last generation given up here (no payload) */
     unsigned char payload[WEFT__SHARED_INLINE];
 } weft__shared_cell_t;
 
