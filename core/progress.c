@@ -230,16 +230,17 @@ static int spin_spent(spin_state_t *sp)
     return now_us() >= sp->end_us;
 }
 
-/* Milliseconds left before *deadline_ms, which 0 leaves to be set now;
- * 0 when it passed. */
-static int64_t time_left(int timeout_ms, int64_t *deadline_ms)
+/* Milliseconds left before *deadline_ms (which 0 leaves to be set now)
+ * in *left, or WEFT_ERR_TIMEOUT with the error set once it passed. */
+static weft_result_t time_left(int timeout_ms, int64_t *deadline_ms, int64_t *left)
 {
-    int64_t left;
-
     if (!*deadline_ms)
         *deadline_ms = weft__now_ms() + timeout_ms;
-    left = *deadline_ms - weft__now_ms();
-    return left > 0 ? left : 0;
+    *left = *deadline_ms - weft__now_ms();
+    if (*left > 0)
+        return WEFT_SUCCESS;
+    return weft__error(WEFT_ERR_TIMEOUT, "operation did not complete within %d ms "
+                       "(WEFT_TIMEOUT)", timeout_ms);
 }
 
 weft_result_t weft__progress_wait_for(weft__instance_t *inst, const weft__wait_target_t *t,
@@ -260,10 +261,8 @@ weft_result_t weft__progress_wait_for(weft__instance_t *inst, const weft__wait_t
             return weft__error(WEFT_ERR_ABORTED, "the communicator was aborted");
         if (!spin_spent(&sp))
             continue;
-        if (!(left = time_left(timeout_ms, deadline_ms)))
-            return weft__error(WEFT_ERR_TIMEOUT,
-                               "operation did not complete within %d ms (WEFT_TIMEOUT)",
-                               timeout_ms);
+        if (time_left(timeout_ms, deadline_ms, &left) != WEFT_SUCCESS)
+            return WEFT_ERR_TIMEOUT;
         /* Asleep first, then a last look: a signal after the look rings. */
         t->sleeping(t->arg, 1);
         if (t->poll(t->arg)) {
@@ -310,10 +309,8 @@ weft_result_t weft__request_wait_until(struct weft_request *req, int timeout_ms,
         weft__comm_aborted(req->comm);
         if (!spin_spent(&sp))
             continue;
-        if (!(left = time_left(timeout_ms, deadline_ms)))
-            return weft__error(WEFT_ERR_TIMEOUT,
-                               "operation did not complete within %d ms (WEFT_TIMEOUT)",
-                               timeout_ms);
+        if (time_left(timeout_ms, deadline_ms, &left) != WEFT_SUCCESS)
+            return WEFT_ERR_TIMEOUT;
         weft__progress_sleep(inst, (int)left, 0);
         /* Woken, perhaps by an abort notice: look now. */
         progress_background(inst);
