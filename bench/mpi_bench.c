@@ -10,6 +10,11 @@
  * the round trip); BYTES is nccl-tests' size (the
  * whole gathered or scattered buffer for the last three); float32 data,
  * sum.
+ *
+ * Both buffers hold written data, as weft-bench's do: a buffer calloc
+ * left untouched maps every page to the kernel's one zero page, which
+ * stays in cache, and a 32 MiB all-gather read from it ran 1.6x faster
+ * than from real memory.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -28,6 +33,13 @@ static int known(const char *op)
 }
 
 /* One operation of the kind measured. */
+/* Writes every element, so that every page is the process's own. */
+static void fill(float *buf, size_t n, float value)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = value;
+}
+
 static void once(const char *op, float *sb, float *rb, size_t count, int rank)
 {
     if (!strcmp(op, "allreduce"))
@@ -78,6 +90,12 @@ int main(int argc, char **argv)
         count /= (size_t)n; /* per-rank block */
     sb = calloc(count * (size_t)n + 1, sizeof(float));
     rb = calloc(count * (size_t)n + 1, sizeof(float));
+    if (!sb || !rb) {
+        fprintf(stderr, "mpi_bench: out of memory for %zu bytes\n", bytes);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    fill(sb, count * (size_t)n + 1, (float)(rank + 1));
+    fill(rb, count * (size_t)n + 1, 0.0f);
     if (!known(op)) {
         if (rank == 0)
             fprintf(stderr, "mpi_bench: unknown operation %s\n", op);
