@@ -85,6 +85,7 @@ typedef struct weft__coll {
      * and whether it counts in inst->shared_inflight. */
     uint32_t shared_gen;
     int again, wait_rank, shared_counted;
+    uint32_t pipe_step;          /* a pipelined one's step (coll_shared_pipe.c) */
     /* Everything above is cleared for each collective; what follows is
      * not (a cached collective would clear a kilobyte otherwise). */
     char why[256];               /* what failed, for the wait to report */
@@ -210,6 +211,10 @@ void weft__allreduce_shared(weft__coll_t *c);
 void weft__reduce_scatter_shared(weft__coll_t *c);
 void weft__allgather_shared(weft__coll_t *c);             /* even counts */
 void weft__alltoall_shared(weft__coll_t *c);              /* even counts */
+/* coll_shared_pipe.c: the same segment, any size, in steps. */
+void weft__allreduce_shared_pipelined(weft__coll_t *c);
+void weft__reduce_scatter_shared_pipelined(weft__coll_t *c);
+void weft__allgather_shared_pipelined(weft__coll_t *c);   /* even counts */
 /* Drops c from inst->shared_inflight (finished or freed). */
 void weft__coll_shared_uncount(weft__coll_t *c);
 /* A shared collective freed before it finished gives its generation up
@@ -236,7 +241,9 @@ enum {
     WEFT__ALGO_NEEDS_NODES_CONTIG = 1 << 1, /* each node's ranks consecutive */
     /* a communicator on one node with a shared segment
      * (weft__shared_usable), and at most WEFT__SHARED_SLOT bytes */
-    WEFT__ALGO_NEEDS_SHARED = 1 << 2
+    WEFT__ALGO_NEEDS_SHARED = 1 << 2,
+    /* the same segment, any size, at most WEFT__SHARED_PIPE_RANKS ranks */
+    WEFT__ALGO_NEEDS_SEGMENT = 1 << 3
 };
 
 /* The table (n entries), grouped by operation, flat algorithms first. */

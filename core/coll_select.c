@@ -63,6 +63,9 @@ static const weft__coll_algo_t algos[] = {
     /* a/2 + n b/2 + (p - 1) n g */
     { WEFT__COLL_ALLREDUCE, "allreduce", "shared", weft__allreduce_shared, 0,
       WEFT__ALGO_NEEDS_SHARED },
+    /* a/2 + c a + (2p - 1)/p n b/2 + (p - 1)/p n g, c the chunks */
+    { WEFT__COLL_ALLREDUCE, "allreduce", "shared_pipelined", weft__allreduce_shared_pipelined, 0,
+      WEFT__ALGO_NEEDS_SEGMENT },
     { WEFT__COLL_ALLGATHER, "allgather", "ring", weft__allgatherv_ring, 0, 0 },
     { WEFT__COLL_ALLGATHER, "allgather", "bruck", weft__allgather_bruck, 0, WEFT__ALGO_NEEDS_EVEN },
     { WEFT__COLL_ALLGATHER, "allgather", "hier", weft__allgather_hier, 1,
@@ -73,6 +76,9 @@ static const weft__coll_algo_t algos[] = {
     /* a/2 + (p + 1) n b/2 */
     { WEFT__COLL_ALLGATHER, "allgather", "shared", weft__allgather_shared, 0,
       WEFT__ALGO_NEEDS_EVEN | WEFT__ALGO_NEEDS_SHARED },
+    /* (c + 1) a/2 + p n b/2, c the chunks */
+    { WEFT__COLL_ALLGATHER, "allgather", "shared_pipelined", weft__allgather_shared_pipelined, 0,
+      WEFT__ALGO_NEEDS_EVEN | WEFT__ALGO_NEEDS_SEGMENT },
     { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "ring", weft__reduce_scatterv_ring, 0, 0 },
     { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "rd", weft__reduce_scatterv_rd, 0, 0 },
     /* (p - 1) alpha + (p - 1) n beta + (p - 1) n gamma */
@@ -81,6 +87,9 @@ static const weft__coll_algo_t algos[] = {
     /* a/2 + n b/2 + (p - 1) n/p g */
     { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "shared", weft__reduce_scatter_shared, 0,
       WEFT__ALGO_NEEDS_SHARED },
+    /* (c + 1) a/2 + (p - 1)/p n b/2 + (p - 1)/p n g */
+    { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "shared_pipelined",
+      weft__reduce_scatter_shared_pipelined, 0, WEFT__ALGO_NEEDS_SEGMENT },
     { WEFT__COLL_ALLTOALL, "alltoall", "pairwise", weft__alltoallv_pairwise, 0, 0 },
     { WEFT__COLL_ALLTOALL, "alltoall", "scattered", weft__alltoallv_scattered, 0, 0 },
     /* log2(p) alpha + log2(p) p / 2 n beta (plus two local rotations) */
@@ -164,6 +173,9 @@ int weft__coll_algo_applies(const weft__coll_algo_t *a, const weft__tune_shape_t
     if ((a->needs & WEFT__ALGO_NEEDS_NODES_CONTIG) && !s->contiguous)
         return 0;
     if ((a->needs & WEFT__ALGO_NEEDS_SHARED) && (!s->shared || bytes > WEFT__SHARED_SLOT))
+        return 0;
+    if ((a->needs & WEFT__ALGO_NEEDS_SEGMENT) &&
+        (!s->shared || s->ranks > WEFT__SHARED_PIPE_RANKS))
         return 0;
     return 1;
 }

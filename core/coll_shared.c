@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/coll.h"
+#include "core/coll_shared.h"
 #include "core/error.h"
 #include "core/reduce.h"
 #include "core/shared_seg.h"
@@ -207,22 +208,16 @@ static const shared_op_t op_alltoall = { alltoall_bytes, alltoall_publish, needs
 
 /* ---------------------------------------------------------------- the step */
 
-/* Leaves the step to be called again; r is the rank waited for (-1: an
- * earlier collective of this rank), for a timeout's message. */
-static weft_result_t wait_for(weft__coll_t *c, int r)
+weft_result_t weft__coll_shared_wait(weft__coll_t *c, int r)
 {
     c->again = 1;
     c->wait_rank = r;
     return WEFT_SUCCESS;
 }
 
-static weft_result_t shared_step(weft__coll_t *c, int *done)
+weft_result_t weft__coll_shared_enter(weft__coll_t *c, weft__shared_t **s)
 {
-    const shared_op_t *op = c->ctx;
     weft_comm_t comm = c->comm;
-    weft__shared_t *s;
-    uint32_t k = c->shared_gen;
-    int me = comm->rank;
     weft_result_t rc;
 
     if (!c->shared_counted) {
@@ -231,36 +226,73 @@ static weft_result_t shared_step(weft__coll_t *c, int *done)
     }
     if (!comm->shared && (rc = weft__shared_attach(comm)) != WEFT_SUCCESS)
         return rc;
-    s = comm->shared;
-    if (c->phase == PUBLISH) {
-        size_t bytes = op->bytes(c);
-        int late;
+    *s = comm->shared;
+    return WEFT_SUCCESS;
+}
 
-        /* One generation after the other on this rank; and a cell or a
-         * slot is rewritten only once every rank is past its previous
-         * use (shared_seg.h). */
-        if (s->retired != k - 1)
-            return wait_for(c, -1);
-        if (!weft__shared_all_published(s, k - (bytes > WEFT__SHARED_INLINE ? 1 :
-                                                WEFT__SHARED_DEPTH - 1), k - 1, &late))
-            return wait_for(c, late);
-        op->publish(c, weft__shared_payload(s, k, me, bytes));
-        weft__shared_publish(comm, k, 0);
+weft_result_t weft__coll_shared_publish(weft__coll_t *c, weft__shared_t *s, size_t bytes,
+                                        void (*fill)(weft__coll_t *c, unsigned char *dst))
+{
+    uint32_t k = c->shared_gen;
+    int late;
+
+    /* One generation after the other on this rank; and a cell or a slot
+     * is rewritten only once every rank is past its previous use
+     * (shared_seg.h). */
+    if (s->retired != k - 1)
+        return weft__coll_shared_wait(c, -1);
+    if (!weft__shared_all_published(s, k - (bytes > WEFT__SHARED_INLINE ? 1 :
+                                            WEFT__SHARED_DEPTH - 1), k - 1, &late))
+        return weft__coll_shared_wait(c, late);
+    fill(c, weft__shared_payload(s, k, c->comm->rank, bytes));
+    weft__shared_publish(c->comm, k, 0);
+    return WEFT_SUCCESS;
+}
+
+weft_result_t weft__coll_shared_given_up(weft__coll_t *c, const weft__shared_t *s, int r)
+{
+    uint32_t k = c->shared_gen;
+
+    if (weft__shared_published(s, k, r) &&
+        __atomic_load_n(&weft__shared_cell(s, k, r)->abandoned, __ATOMIC_RELAXED) == k)
+        return weft__error(WEFT_ERR_ABORTED, "rank %d gave this collective up", r);
+    return WEFT_SUCCESS;
+}
+
+void weft__coll_shared_finish(weft__coll_t *c, int *done)
+{
+    weft__shared_retire(c->comm, c->shared_gen);
+    c->shared_gen = 0; /* retired: nothing to give up when freed */
+    weft__coll_shared_uncount(c);
+    *done = 1;
+}
+
+static weft_result_t shared_step(weft__coll_t *c, int *done)
+{
+    const shared_op_t *op = c->ctx;
+    weft__shared_t *s;
+    uint32_t k = c->shared_gen;
+    int me = c->comm->rank;
+    weft_result_t rc;
+
+    if ((rc = weft__coll_shared_enter(c, &s)) != WEFT_SUCCESS)
+        return rc;
+    if (c->phase == PUBLISH) {
+        if ((rc = weft__coll_shared_publish(c, s, op->bytes(c), op->publish)) != WEFT_SUCCESS ||
+            c->again)
+            return rc;
         c->phase = READ;
     }
     for (int r = 0; r < s->n; r++) {
         if (r == me || !op->needs(c, r))
             continue;
         if (!weft__shared_published(s, k, r))
-            return wait_for(c, r);
-        if (__atomic_load_n(&weft__shared_cell(s, k, r)->abandoned, __ATOMIC_RELAXED) == k)
-            return weft__error(WEFT_ERR_ABORTED, "rank %d gave this collective up", r);
+            return weft__coll_shared_wait(c, r);
+        if ((rc = weft__coll_shared_given_up(c, s, r)) != WEFT_SUCCESS)
+            return rc;
     }
     op->read(c, s);
-    weft__shared_retire(comm, k);
-    c->shared_gen = 0; /* retired: nothing to give up when freed */
-    weft__coll_shared_uncount(c);
-    *done = 1;
+    weft__coll_shared_finish(c, done);
     return WEFT_SUCCESS;
 }
 

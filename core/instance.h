@@ -73,6 +73,11 @@ typedef struct weft__instance {
     /* Shared collectives in flight (atomic): a nonblocking one is not
      * rung awake, so waits sleep at most 1 ms while there are any. */
     int shared_inflight;
+    /* Steps of pipelined shared collectives done (atomic): a wait whose
+     * spin budget ran out starts it over when this moved, so that a
+     * collective that advances a step at a time is not put to sleep
+     * between its steps. */
+    unsigned shared_moves;
 } weft__instance_t;
 
 /* Element size of dt, 0 for an invalid type. */

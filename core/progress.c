@@ -203,6 +203,8 @@ typedef struct spin_state {
     int spins;
     int yield_every;
     int64_t end_us;
+    const unsigned *moves;       /* inst->shared_moves */
+    unsigned moves_seen;
 } spin_state_t;
 
 static void spin_init(spin_state_t *sp, weft__instance_t *inst)
@@ -210,10 +212,13 @@ static void spin_init(spin_state_t *sp, weft__instance_t *inst)
     sp->spins = 0;
     sp->yield_every = node_oversubscribed(inst) ? WEFT_YIELD_EVERY : 0;
     sp->end_us = 0;
+    sp->moves = &inst->shared_moves;
+    sp->moves_seen = __atomic_load_n(sp->moves, __ATOMIC_RELAXED);
 }
 
 /* After a fruitless pass: yields where ranks outnumber cores, and says
- * whether the spin budget is spent, so that the waiter should sleep. */
+ * whether the spin budget is spent, so that the waiter should sleep. A
+ * pipelined shared collective that moved a step starts the budget over. */
 static int spin_spent(spin_state_t *sp)
 {
     sp->spins++;
@@ -223,6 +228,10 @@ static int spin_spent(spin_state_t *sp)
      * reading it per call was a tenth of a small message's time. */
     if (sp->spins < WEFT_SPIN_POLLS || sp->spins % WEFT_SPIN_CLOCK_EVERY)
         return 0;
+    if (__atomic_load_n(sp->moves, __ATOMIC_RELAXED) != sp->moves_seen) {
+        sp->moves_seen = __atomic_load_n(sp->moves, __ATOMIC_RELAXED);
+        sp->end_us = 0;
+    }
     if (!sp->end_us) {
         sp->end_us = now_us() + WEFT_SPIN_US;
         return 0;

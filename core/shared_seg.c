@@ -45,59 +45,103 @@ int weft__shared_usable(const struct weft_comm *comm)
            (pl->needs & WEFT_TRANSPORT_NEED_LOCAL_PEER);
 }
 
+/* Maps comm's segment of this kind ("coll", "pipe") and len bytes,
+ * creating it if this rank is the first, and counts this rank in: the
+ * last member to arrive removes the name. reserve: allocate its memory
+ * now (posix_fallocate), so that a full /dev/shm is an error here rather
+ * than a SIGBUS at the first touch of a page beyond it. */
+static weft_result_t map_segment(struct weft_comm *comm, const char *kind, size_t len,
+                                 int reserve, void **out)
+{
+    char name[160];
+    void *base = MAP_FAILED;
+    int fd, err = 0;
+
+    snprintf(name, sizeof(name), "/weft-%s-%s-%u-%d", comm->inst->job_id, kind,
+             comm->context_id, comm->world_ranks[0]);
+    fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)len) < 0)
+        err = errno;
+    else if (reserve && (err = posix_fallocate(fd, 0, (off_t)len)) != 0)
+        ;
+    else if ((base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
+        err = errno;
+    if (fd >= 0)
+        close(fd);
+    if (err) {
+        /* This rank does not count itself in, so the name stays in
+         * /dev/shm, as after a rank killed before it attached. */
+        return weft__error(WEFT_ERR_SYSTEM, "shared segment %s of %zu bytes: %s%s", name, len,
+                           strerror(err), err == ENOSPC ? " (/dev/shm is full or too small; "
+                           "mount it larger, or leave the shared algorithms out of "
+                           "WEFT_ALGO)" : "");
+    }
+    if (__atomic_add_fetch(&((shared_header_t *)base)->attached, 1, __ATOMIC_ACQ_REL) ==
+        (uint32_t)comm->size)
+        shm_unlink(name);
+    *out = base;
+    return WEFT_SUCCESS;
+}
+
 weft_result_t weft__shared_attach(struct weft_comm *comm)
 {
-    weft__instance_t *inst = comm->inst;
     int n = comm->size;
     size_t len = sizeof(shared_header_t) + (size_t)n * sizeof(weft__shared_ctrl_t) +
                  (size_t)n * WEFT__SHARED_DEPTH * sizeof(weft__shared_cell_t) +
                  2 * (size_t)n * WEFT__SHARED_SLOT;
     weft__shared_t *s;
-    shared_header_t *hdr;
-    char name[160];
     void *base;
-    int fd, err;
     weft_result_t rc;
 
     if (comm->shared)
         return WEFT_SUCCESS;
     /* Before the first sleep on the segment, which may come next. */
-    if ((rc = weft__doorbell_open(inst)) != WEFT_SUCCESS)
+    if ((rc = weft__doorbell_open(comm->inst)) != WEFT_SUCCESS)
         return rc;
-    snprintf(name, sizeof(name), "/weft-%s-coll-%u-%d", inst->job_id, comm->context_id,
-             comm->world_ranks[0]);
     if (!(s = calloc(1, sizeof(*s))))
         return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate a shared segment");
-    fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0 || ftruncate(fd, (off_t)len) < 0 ||
-        (base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-        err = errno;
-        if (fd >= 0)
-            close(fd);
+    if ((rc = map_segment(comm, "coll", len, 0, &base)) != WEFT_SUCCESS) {
         free(s);
-        return weft__error(WEFT_ERR_SYSTEM, "shared segment %s of %zu bytes: %s", name, len,
-                           strerror(err));
+        return rc;
     }
-    close(fd);
     s->base = base;
     s->len = len;
     s->n = n;
     s->ctrl = (weft__shared_ctrl_t *)((unsigned char *)base + sizeof(shared_header_t));
     s->cells = (weft__shared_cell_t *)(s->ctrl + n);
     s->data = (unsigned char *)(s->cells + (size_t)n * WEFT__SHARED_DEPTH);
-    hdr = base;
-    if (__atomic_add_fetch(&hdr->attached, 1, __ATOMIC_ACQ_REL) == (uint32_t)n)
-        shm_unlink(name);
     comm->shared = s;
+    return WEFT_SUCCESS;
+}
+
+weft_result_t weft__shared_attach_chunks(struct weft_comm *comm)
+{
+    weft__shared_t *s = comm->shared;
+    size_t slot = weft__shared_chunk_bytes(comm->size);
+    size_t len = sizeof(shared_header_t) + 2 * (size_t)comm->size * slot;
+    void *base;
+    weft_result_t rc;
+
+    if (s->chunks)
+        return WEFT_SUCCESS;
+    if ((rc = map_segment(comm, "pipe", len, 1, &base)) != WEFT_SUCCESS)
+        return rc;
+    s->chunks = (unsigned char *)base + sizeof(shared_header_t);
+    s->chunk_bytes = slot;
+    s->chunks_len = len;
     return WEFT_SUCCESS;
 }
 
 void weft__shared_detach(struct weft_comm *comm)
 {
-    if (!comm->shared)
+    weft__shared_t *s = comm->shared;
+
+    if (!s)
         return;
-    munmap(comm->shared->base, comm->shared->len);
-    free(comm->shared);
+    if (s->chunks)
+        munmap(s->chunks - sizeof(shared_header_t), s->chunks_len);
+    munmap(s->base, s->len);
+    free(s);
     comm->shared = NULL;
 }
 
@@ -128,22 +172,52 @@ int weft__shared_all_published(weft__shared_t *s, uint32_t gen, uint32_t latest,
     return 1;
 }
 
+/* Sequentially consistent on both sides: a sleeper sets its flag and
+ * then reads the segment, a rank writes to the segment and then reads the
+ * flags (here), so one of the two sees the other's write. */
+static void wake_sleepers(struct weft_comm *comm)
+{
+    weft__shared_t *s = comm->shared;
+
+    for (int r = 0; r < s->n; r++)
+        if (r != comm->rank && __atomic_load_n(&s->ctrl[r].sleeping, __ATOMIC_SEQ_CST))
+            weft__doorbell_ring(comm->inst, comm->world_ranks[r]);
+}
+
 void weft__shared_publish(struct weft_comm *comm, uint32_t gen, int abandoned)
 {
     weft__shared_t *s = comm->shared;
 
-    /* Sequentially consistent on both sides: a sleeper sets its flag and
-     * then reads the cells, this rank writes a cell and then reads the
-     * flags, so one of the two sees the other's write. */
     /* The generation, not a flag: a reader of the cell's previous use
      * must not mistake this for its own. */
     if (abandoned)
         __atomic_store_n(&weft__shared_cell(s, gen, comm->rank)->abandoned, gen,
                          __ATOMIC_RELAXED);
     __atomic_store_n(&weft__shared_cell(s, gen, comm->rank)->gen, gen, __ATOMIC_SEQ_CST);
+    wake_sleepers(comm);
+}
+
+int weft__shared_all_progressed(weft__shared_t *s, uint32_t gen, uint32_t t, int *late)
+{
+    uint64_t want = (uint64_t)gen << 32 | t;
+
+    if (s->all_progress == want)
+        return 1;
     for (int r = 0; r < s->n; r++)
-        if (r != comm->rank && __atomic_load_n(&s->ctrl[r].sleeping, __ATOMIC_SEQ_CST))
-            weft__doorbell_ring(comm->inst, comm->world_ranks[r]);
+        if (!weft__shared_progressed(s, r, gen, t)) {
+            *late = r;
+            return 0;
+        }
+    s->all_progress = want;
+    return 1;
+}
+
+void weft__shared_progress(struct weft_comm *comm, uint32_t gen, uint32_t t)
+{
+    weft__shared_t *s = comm->shared;
+
+    __atomic_store_n(&s->ctrl[comm->rank].progress, (uint64_t)gen << 32 | t, __ATOMIC_SEQ_CST);
+    wake_sleepers(comm);
 }
 
 void weft__shared_retire(struct weft_comm *comm, uint32_t gen)

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "core/coll.h"
+#include "core/shared_seg.h"
 #include "core/tune.h"
 
 static int ceil_log2(int p)
@@ -518,6 +519,50 @@ static double shared_alltoall(const weft__tune_params_t *p, const weft__tune_sha
     return shared_bcast(p, s, n);
 }
 
+/* The pipelined ones (coll_shared_pipe.c): the same, in steps of up to a
+ * chunk slot per rank, each step a signal (a/2), after the signal of the
+ * generation itself (a/2: the small ones win where both apply). */
+static double pipe_steps(const weft__tune_shape_t *s, double bytes_per_rank)
+{
+    double step = (double)weft__shared_chunk_bytes(s->ranks);
+
+    return bytes_per_rank > step ? bytes_per_rank / step : 1;
+}
+
+/* A reduce and a gather step per chunk of p parts:
+ * a/2 + c a + (2p - 1)/p n b/2 + (p - 1)/p n g, c = n / (p step). */
+static double pipelined_allreduce(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                                  size_t n)
+{
+    const weft__tune_link_t *l = flat_link(p, s);
+    double part = (double)n / s->ranks;
+
+    return l->alpha / 2 + pipe_steps(s, part) * l->alpha +
+           (2.0 * s->ranks - 1) * part * l->beta / 2 +
+           (s->ranks - 1) * part * p->gamma;
+}
+
+/* The others' parts in, one's own folded:
+ * (c + 1) a/2 + (p - 1)/p n (b/2 + g). */
+static double pipelined_reduce_scatter(const weft__tune_params_t *p,
+                                       const weft__tune_shape_t *s, size_t n)
+{
+    const weft__tune_link_t *l = flat_link(p, s);
+    double part = (double)n / s->ranks;
+
+    return (pipe_steps(s, part) + 1) * l->alpha / 2 +
+           (s->ranks - 1) * part * (l->beta / 2 + p->gamma);
+}
+
+/* One block in, p - 1 out: (c + 1) a/2 + p n b/2. */
+static double pipelined_allgather(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                                  size_t n)
+{
+    const weft__tune_link_t *l = flat_link(p, s);
+
+    return (pipe_steps(s, (double)n) + 1) * l->alpha / 2 + s->ranks * (double)n * l->beta / 2;
+}
+
 static const struct model {
     const char *op_name, *algo_name;   /* as in coll_select.c and WEFT_ALGO */
     weft__tune_cost_fn cost;
@@ -542,15 +587,18 @@ static const struct model {
     { "allreduce", "dbtree", allreduce_dbtree },
     { "allreduce", "direct", allreduce_direct },
     { "allreduce", "shared", shared_reduce },
+    { "allreduce", "shared_pipelined", pipelined_allreduce },
     { "allgather", "ring", allgather_ring },
     { "allgather", "bruck", allgather_bruck },
     { "allgather", "hier", allgather_hier },
     { "allgather", "rd", allgather_rd },
     { "allgather", "shared", shared_allgather },
+    { "allgather", "shared_pipelined", pipelined_allgather },
     { "reduce_scatter", "ring", reduce_scatter_ring },
     { "reduce_scatter", "rd", reduce_scatter_rd },
     { "reduce_scatter", "pairwise", reduce_scatter_pairwise },
     { "reduce_scatter", "shared", shared_reduce_scatter },
+    { "reduce_scatter", "shared_pipelined", pipelined_reduce_scatter },
     { "alltoall", "pairwise", alltoall_pairwise },
     { "alltoall", "scattered", alltoall_scattered },
     { "alltoall", "bruck", alltoall_bruck },

@@ -31,6 +31,8 @@ CONF_ALGO_TESTS = \
 	tests/mp/conf-algo-direct-5.mp tests/mp/conf-algo-direct-8.mp \
 	tests/mp/conf-algo-shared-3.mp tests/mp/conf-algo-shared-4.mp \
 	tests/mp/conf-algo-shared-5.mp tests/mp/conf-algo-shared-8.mp \
+	tests/mp/conf-algo-pipe-3.mp tests/mp/conf-algo-pipe-4.mp \
+	tests/mp/conf-algo-pipe-5.mp tests/mp/conf-algo-pipe-8.mp \
 	tests/mp/conf-algo-flat-nodes-7.mp
 
 CONF_TESTS = \
@@ -61,6 +63,8 @@ CONF_LONG_TESTS = \
 	tests/mp/conf-long-direct-5.mp tests/mp/conf-long-direct-8.mp \
 	tests/mp/conf-long-shared-3.mp tests/mp/conf-long-shared-4.mp \
 	tests/mp/conf-long-shared-5.mp tests/mp/conf-long-shared-8.mp \
+	tests/mp/conf-long-pipe-3.mp tests/mp/conf-long-pipe-4.mp \
+	tests/mp/conf-long-pipe-5.mp tests/mp/conf-long-pipe-8.mp \
 	tests/mp/conf-long-bigall-3.mp tests/mp/conf-long-bigall-8.mp \
 	tests/mp/conf-long-nodes-7.mp tests/mp/conf-long-huge-4.mp \
 	tests/mp/conf-long-thresholds-5.mp

@@ -3,8 +3,9 @@
  * the situations the conformance suite does not build: a late rank the
  * others must sleep for, more nonblocking collectives in flight than the
  * segment has cells, waits in reverse order, ranks mixing the blocking
- * and nonblocking forms, and a point-to-point transfer that only moves
- * while a rank waits inside a shared collective.
+ * and nonblocking forms, a point-to-point transfer that only moves
+ * while a rank waits inside a shared collective, and large (pipelined)
+ * collectives in flight among small ones.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,6 +141,71 @@ static void p2p_during_wait(weft_comm_t world, int me)
     free(buf);
 }
 
+/* Elements of a large collective's block: several steps of a pipeline
+ * at any rank count up to 8 (a chunk slot holds 256 Ki int32 at most),
+ * the last one ragged. */
+#define PIPE_BLOCK 300007
+#define PIPE_INFLIGHT 8
+
+/* What rank r contributes at element e of collective i. */
+static int32_t pipe_value(int i, int r, size_t e)
+{
+    return (int32_t)(e % 977) + 7 * r + i;
+}
+
+/* PIPE_INFLIGHT nonblocking collectives started at once and waited for
+ * newest first: large allreduces, allgathers and reduce_scatters (the
+ * tuner's pipelined choice, or forced) among small allreduces (the
+ * segment's small path, or forced pipelined too), so that pipelines
+ * wait for the generations before theirs and reuse each other's chunk
+ * slots. */
+static void pipelined_in_flight(weft_comm_t world, int me, int n)
+{
+    int32_t *in[PIPE_INFLIGHT], *out[PIPE_INFLIGHT];
+    size_t cin[PIPE_INFLIGHT], cout[PIPE_INFLIGHT];
+    weft_request_t reqs[PIPE_INFLIGHT];
+
+    for (int i = 0; i < PIPE_INFLIGHT; i++) {
+        int kind = i % 4;
+
+        /* 0: allreduce, 1: small allreduce, 2: allgather, 3: reduce_scatter */
+        cin[i] = kind == 1 ? 3 : kind == 2 ? PIPE_BLOCK : (size_t)n * PIPE_BLOCK;
+        cout[i] = kind == 2 ? (size_t)n * PIPE_BLOCK : kind == 3 ? PIPE_BLOCK : cin[i];
+        in[i] = mp_alloc(cin[i] * sizeof(int32_t));
+        out[i] = mp_alloc(cout[i] * sizeof(int32_t));
+        for (size_t e = 0; e < cin[i]; e++)
+            in[i][e] = pipe_value(i, me, kind == 2 ? (size_t)me * PIPE_BLOCK + e : e);
+        if (kind <= 1)
+            MP_CHECK(weft_iallreduce(in[i], out[i], cin[i], WEFT_INT32, WEFT_SUM, world,
+                                     &reqs[i]));
+        else if (kind == 2)
+            MP_CHECK(weft_iallgather(in[i], out[i], PIPE_BLOCK, WEFT_INT32, world, &reqs[i]));
+        else
+            MP_CHECK(weft_ireduce_scatter(in[i], out[i], PIPE_BLOCK, WEFT_INT32, WEFT_SUM,
+                                          world, &reqs[i]));
+    }
+    for (int i = PIPE_INFLIGHT - 1; i >= 0; i--)
+        MP_CHECK(weft_wait(&reqs[i], NULL));
+    for (int i = 0; i < PIPE_INFLIGHT; i++) {
+        int kind = i % 4;
+
+        for (size_t e = 0; e < cout[i]; e++) {
+            size_t at = kind == 3 ? (size_t)me * PIPE_BLOCK + e : e;
+            int32_t want = 0;
+
+            if (kind == 2)
+                want = pipe_value(i, (int)(e / PIPE_BLOCK), e);
+            else
+                for (int r = 0; r < n; r++)
+                    want += pipe_value(i, r, at);
+            MP_ASSERT(out[i][e] == want, "collective %d (kind %d) element %zu: %d, not %d", i,
+                      kind, e, out[i][e], want);
+        }
+        free(in[i]);
+        free(out[i]);
+    }
+}
+
 int main(void)
 {
     weft_comm_t world;
@@ -152,6 +218,7 @@ int main(void)
     many_in_flight(world, me, n);
     mixed_forms(world, me, n);
     p2p_during_wait(world, me);
+    pipelined_in_flight(world, me, n);
     MP_CHECK(weft_comm_destroy(world));
     return 0;
 }

@@ -25,6 +25,7 @@
 #include "core/coll.h"
 #include "core/comm.h"
 #include "core/error.h"
+#include "core/shared_seg.h"
 #include "core/tune.h"
 
 /* Shapes: one node, contiguous pow2 nodes, nodes interleaved round-robin,
@@ -132,6 +133,32 @@ static void small_on_one_node_take_the_shared_segment(void **state)
             assert_string_not_equal(best_name(&p, &plain, kinds[k], bytes), "shared");
         if (kinds[k] != WEFT__COLL_BARRIER)
             assert_string_not_equal(best_name(&p, &shared, kinds[k], 16384), "shared");
+    }
+}
+
+/* Large calls on one node go through the segment in steps, which copies
+ * each byte once in and once out where a ring through a transport copies
+ * it twice per hop; never beyond WEFT__SHARED_PIPE_RANKS ranks, never
+ * without a segment. */
+static void large_on_one_node_take_the_pipelined_segment(void **state)
+{
+    weft__tune_params_t p;
+    const weft__tune_shape_t shared = { 8, 1, 8, 1, 1 }, plain = { 8, 1, 8, 1, 0 },
+                             crowded = { WEFT__SHARED_PIPE_RANKS + 1, 1,
+                                         WEFT__SHARED_PIPE_RANKS + 1, 1, 1 };
+    const weft__coll_kind_t kinds[] = { WEFT__COLL_ALLREDUCE, WEFT__COLL_REDUCE_SCATTER,
+                                        WEFT__COLL_ALLGATHER };
+
+    (void)state;
+    textbook(&p);
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        for (size_t bytes = (size_t)1 << 20; bytes <= ((size_t)1 << 28); bytes *= 16)
+            assert_string_equal(best_name(&p, &shared, kinds[k], bytes), "shared_pipelined");
+        for (size_t bytes = 8; bytes <= ((size_t)1 << 28); bytes *= 16) {
+            assert_string_not_equal(best_name(&p, &plain, kinds[k], bytes), "shared_pipelined");
+            assert_string_not_equal(best_name(&p, &crowded, kinds[k], bytes),
+                                    "shared_pipelined");
+        }
     }
 }
 
@@ -382,6 +409,7 @@ int main(void)
         cmocka_unit_test(cost_grows_with_bytes),
         cmocka_unit_test(tiny_messages_take_log_steps),
         cmocka_unit_test(small_on_one_node_take_the_shared_segment),
+        cmocka_unit_test(large_on_one_node_take_the_pipelined_segment),
         cmocka_unit_test(huge_messages_take_bandwidth_optimal),
         cmocka_unit_test(small_across_nodes_takes_hierarchical),
         cmocka_unit_test(bruck_and_node_aware_allgather_need_even_blocks),
