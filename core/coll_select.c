@@ -97,6 +97,9 @@ static const weft__coll_algo_t algos[] = {
     /* a/2 + n b (the whole send buffer in, every block out) */
     { WEFT__COLL_ALLTOALL, "alltoall", "shared", weft__alltoall_shared, 0,
       WEFT__ALGO_NEEDS_EVEN | WEFT__ALGO_NEEDS_SHARED },
+    /* (c + 1) a/2 + (p - 1)/p n b, c the chunks */
+    { WEFT__COLL_ALLTOALL, "alltoall", "shared_pipelined", weft__alltoall_shared_pipelined, 0,
+      WEFT__ALGO_NEEDS_EVEN | WEFT__ALGO_NEEDS_SEGMENT },
     /* (p - 1) alpha + (p - 1) n beta at the root */
     { WEFT__COLL_GATHER, "gather", "linear", weft__gatherv_linear, 0, 0 },
     /* log2(p) alpha + (p - 1) n beta at the root */

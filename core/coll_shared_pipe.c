@@ -1,19 +1,22 @@
 /*
- * coll_shared_pipe.c: large allreduce, reduce_scatter and allgather
- * through the communicator's node-shared segments, in steps of up to
- * a chunk slot per rank (shared_seg.h).
+ * coll_shared_pipe.c: large allreduce, reduce_scatter, allgather and
+ * all-to-all through the communicator's node-shared segments, in steps of
+ * up to a chunk slot per rank (shared_seg.h).
  *
  * The payload is cut in chunks, and each chunk in parts, one per rank
  * (of an allgather: each rank's block; of a reduction: an equal share of
- * the vector, or of each rank's block). Per chunk a collective runs up to
- * two stages, each one step:
- *   - reduce: every rank writes to its chunk slot the parts of its input
- *     that the others own; then each folds its own part, from its input
- *     and the others' slots, straight into its output;
+ * the vector, or of each rank's block; of an all-to-all: the blocks a
+ * rank receives). Per chunk a collective runs up to two stages, each one
+ * step:
+ *   - exchange: every rank writes to its chunk slot the parts of its
+ *     input that the others own; then each folds its own part, from its
+ *     input and the others' slots, straight into its output (a
+ *     reduction), or copies the parts the others wrote for it (an
+ *     all-to-all);
  *   - gather: every rank writes its part (the one it folded, or its block)
  *     to its slot; the others copy it out.
- * An allreduce runs both, a reduce_scatter the first, an allgather the
- * second. A byte is copied once into the segment and folded or copied
+ * An allreduce runs both, a reduce_scatter and an all-to-all the first,
+ * an allgather the second. A byte is copied once into the segment and folded or copied
  * once out of it; through a transport, a ring copies it into the
  * transport's buffer, out into a scratch buffer, and only then folds it.
  * Every part is folded by one rank, in a fixed order, so every rank ends
@@ -34,7 +37,8 @@
 enum { PUBLISH, WRITE, READ };
 
 typedef struct pipe_op {
-    int reduces, gathers;           /* its stages per chunk (0 or 1 each) */
+    int exchanges, gathers;         /* its stages per chunk (0 or 1 each) */
+    int folds;                      /* the exchange reduces (or copies) */
     /* Elements of the largest part there can be. */
     size_t (*largest)(const weft__coll_t *c);
     /* Chunks of the payload for parts of q elements. */
@@ -55,13 +59,14 @@ static size_t ceil_div(size_t a, size_t b)
     return (a + b - 1) / b;
 }
 
-/* Elements of a part: every rank's share of a step fits its chunk slot,
- * in whole cache lines; and no more than the largest part of the payload
- * (most), so that a small payload still gives every rank a part. */
-static size_t part_elements(const weft__coll_t *c, size_t most)
+/* Elements of a part: the parts of a step (n of them in an exchange, 1
+ * in a gather) fit a chunk slot, in whole cache lines; and no more than
+ * the largest part of the payload (most), so that a small payload still
+ * gives every rank a part. */
+static size_t part_elements(const weft__coll_t *c, int parts, size_t most)
 {
-    size_t n = (size_t)c->comm->size, line = 64 / c->esize ? 64 / c->esize : 1;
-    size_t q = weft__shared_chunk_bytes(c->comm->size) / c->esize / n;
+    size_t line = 64 / c->esize ? 64 / c->esize : 1;
+    size_t q = weft__shared_chunk_bytes(c->comm->size) / c->esize / (size_t)parts;
 
     most = ceil_div(most, line) * line;
     if (q >= line)
@@ -134,7 +139,8 @@ static void reduce_scatter_part(const weft__coll_t *c, size_t q, size_t j, int r
 /* -------------------------------------------------------------- allgather */
 
 /* Even forms only; chunk j is elements [j q, (j + 1) q) of every block. */
-static size_t allgather_largest(const weft__coll_t *c)
+/* The even forms' block, every rank's. */
+static size_t even_block(const weft__coll_t *c)
 {
     return c->rcounts[0];
 }
@@ -152,12 +158,31 @@ static void allgather_part(const weft__coll_t *c, size_t q, size_t j, int r, siz
     *len = clip(j * q, q, c->rcounts[0]);
 }
 
-static const pipe_op_t op_allreduce = { 1, 1, allreduce_largest, allreduce_chunks,
+/* ------------------------------------------------------------- all-to-all */
+
+/* Even forms only; chunk j is elements [j q, (j + 1) q) of every block;
+ * rank r's part is both the block this rank sends it and the block it
+ * receives from r, at the same place of the input and the output. */
+static size_t alltoall_chunks(const weft__coll_t *c, size_t q)
+{
+    return ceil_div(c->rcounts[0], q);
+}
+
+static void alltoall_part(const weft__coll_t *c, size_t q, size_t j, int r, size_t *in,
+                          size_t *out, size_t *len)
+{
+    *in = *out = (size_t)r * c->rcounts[0] + j * q;
+    *len = clip(j * q, q, c->rcounts[0]);
+}
+
+static const pipe_op_t op_allreduce = { 1, 1, 1, allreduce_largest, allreduce_chunks,
                                         allreduce_part };
-static const pipe_op_t op_reduce_scatter = { 1, 0, reduce_scatter_largest, reduce_scatter_chunks,
-                                             reduce_scatter_part };
-static const pipe_op_t op_allgather = { 0, 1, allgather_largest, allgather_chunks,
+static const pipe_op_t op_reduce_scatter = { 1, 0, 1, reduce_scatter_largest,
+                                             reduce_scatter_chunks, reduce_scatter_part };
+static const pipe_op_t op_allgather = { 0, 1, 0, even_block, allgather_chunks,
                                         allgather_part };
+static const pipe_op_t op_alltoall = { 1, 0, 0, even_block, alltoall_chunks,
+                                       alltoall_part };
 
 /* Where the parts' input offsets count from: an in-place allgather's
  * block is in the output. */
@@ -174,7 +199,7 @@ static const unsigned char *input_base(const weft__coll_t *c)
 /* ------------------------------------------------------------- the stages */
 
 /* Where rank r's data of step t lies in its chunk slot. A step uses
- * only part of the slot when the payload is small (the reduce stage n
+ * only part of the slot when the payload is small (the exchange stage n
  * parts, the gather stage one), and successive steps move through the
  * slot as through a ring: data written to the lines a reader has just
  * read stays in the writer's cache, and crossed between the cores of the
@@ -183,18 +208,18 @@ static const unsigned char *input_base(const weft__coll_t *c)
  * 25 us moving). Every rank derives the same place from the generation
  * and the step. */
 static unsigned char *step_data(const weft__coll_t *c, const weft__shared_t *s, uint32_t t,
-                                int r, int reduce, size_t q)
+                                int r, int exchange, size_t q)
 {
-    size_t used = (reduce ? (size_t)s->n : 1) * q * c->esize;
+    size_t used = (exchange ? (size_t)s->n : 1) * q * c->esize;
     size_t places = s->chunk_bytes / used;
     size_t at = ((size_t)c->shared_gen + (t - 1) / 2) % places;
 
     return weft__shared_chunk(s, t, r) + at * used;
 }
 
-/* Reduce, first half: the parts the others own, at their rank's place in
- * this rank's slot. */
-static void reduce_write(weft__coll_t *c, unsigned char *slot, size_t q, size_t j)
+/* Exchange, first half: the parts the others own, at their rank's place
+ * in this rank's slot. */
+static void exchange_write(weft__coll_t *c, unsigned char *slot, size_t q, size_t j)
 {
     const pipe_op_t *op = c->ctx;
     const unsigned char *in = input_base(c);
@@ -209,7 +234,7 @@ static void reduce_write(weft__coll_t *c, unsigned char *slot, size_t q, size_t 
     }
 }
 
-/* Reduce, second half: this rank's part, its own input first and then
+/* Exchange, second half, of a reduction: this rank's part, its own input first and then
  * the others' in rank order, into the output. The input is read by the
  * first fold only, so an in-place output may overwrite it. */
 static void reduce_read(weft__coll_t *c, const weft__shared_t *s, uint32_t t, size_t q,
@@ -237,6 +262,30 @@ static void reduce_read(weft__coll_t *c, const weft__shared_t *s, uint32_t t, si
         weft__reduce_avg_finish(dst, len, c->dt, s->n);
 }
 
+/* Exchange, second half, of an all-to-all: the parts the others wrote
+ * for this rank into their places in the output (and an out-of-place
+ * call's own block). In place, this rank's blocks for the others were
+ * copied out at the first half, before their places are overwritten. */
+static void scatter_read(weft__coll_t *c, const weft__shared_t *s, uint32_t t, size_t q,
+                         size_t j)
+{
+    const pipe_op_t *op = c->ctx;
+    unsigned char *dst = c->recvbuf;
+    int me = c->comm->rank;
+    size_t at, out, len;
+
+    for (int r = 0; r < s->n; r++) {
+        op->part(c, q, j, r, &at, &out, &len);
+        if (!len)
+            continue;
+        if (r != me)
+            memcpy(dst + out * c->esize, step_data(c, s, t, r, 1, q) + (size_t)me * q * c->esize,
+                   len * c->esize);
+        else if (c->sendbuf != WEFT_IN_PLACE)
+            memcpy(dst + out * c->esize, input_base(c) + at * c->esize, len * c->esize);
+    }
+}
+
 /* Gather, first half: this rank's part (folded into the output, or its
  * own block) at the start of its slot. */
 static void gather_write(weft__coll_t *c, unsigned char *slot, size_t q, size_t j)
@@ -247,7 +296,7 @@ static void gather_write(weft__coll_t *c, unsigned char *slot, size_t q, size_t 
     op->part(c, q, j, c->comm->rank, &at, &out, &len);
     if (!len)
         return;
-    if (op->reduces)
+    if (op->folds)
         memcpy(slot, (const unsigned char *)c->recvbuf + out * c->esize, len * c->esize);
     else
         memcpy(slot, input_base(c) + at * c->esize, len * c->esize);
@@ -268,7 +317,7 @@ static void gather_read(weft__coll_t *c, const weft__shared_t *s, uint32_t t, si
             continue;
         if (r != c->comm->rank)
             memcpy(dst + out * c->esize, step_data(c, s, t, r, 0, q), len * c->esize);
-        else if (!op->reduces && c->sendbuf != WEFT_IN_PLACE)
+        else if (!op->folds && c->sendbuf != WEFT_IN_PLACE)
             memcpy(dst + out * c->esize, input_base(c) + at * c->esize, len * c->esize);
     }
 }
@@ -305,7 +354,7 @@ static weft_result_t block_offsets(weft__coll_t *c)
 static weft_result_t pipe_step(weft__coll_t *c, int *done)
 {
     const pipe_op_t *op = c->ctx;
-    int stages = op->reduces + op->gathers, late;
+    int stages = op->exchanges + op->gathers, late;
     uint32_t k = c->shared_gen;
     weft__shared_t *s;
     size_t q, steps;
@@ -325,12 +374,12 @@ static weft_result_t pipe_step(weft__coll_t *c, int *done)
         c->phase = WRITE;
         c->pipe_step = 1;
     }
-    q = part_elements(c, op->largest(c));
+    q = part_elements(c, op->exchanges ? c->comm->size : 1, op->largest(c));
     steps = op->chunks(c, q) * (size_t)stages;
     for (; c->pipe_step <= steps; c->pipe_step++) {
         uint32_t t = c->pipe_step;
         size_t j = (t - 1) / (size_t)stages;
-        int reduce = op->reduces && (t - 1) % (size_t)stages == 0;
+        int exchange = op->exchanges && (t - 1) % (size_t)stages == 0;
 
         if (c->phase == WRITE) {
             /* Slot t % 2 is free once every rank wrote step t - 1, and so
@@ -339,8 +388,8 @@ static weft_result_t pipe_step(weft__coll_t *c, int *done)
             if (t == 1 ? !weft__shared_all_published(s, k, k, &late)
                        : !weft__shared_all_progressed(s, k, t - 1, &late))
                 return wait_rank(c, s, late);
-            if (reduce)
-                reduce_write(c, step_data(c, s, t, c->comm->rank, 1, q), q, j);
+            if (exchange)
+                exchange_write(c, step_data(c, s, t, c->comm->rank, 1, q), q, j);
             else
                 gather_write(c, step_data(c, s, t, c->comm->rank, 0, q), q, j);
             weft__shared_progress(c->comm, k, t);
@@ -348,8 +397,10 @@ static weft_result_t pipe_step(weft__coll_t *c, int *done)
         }
         if (!weft__shared_all_progressed(s, k, t, &late))
             return wait_rank(c, s, late);
-        if (reduce)
+        if (exchange && op->folds)
             reduce_read(c, s, t, q, j);
+        else if (exchange)
+            scatter_read(c, s, t, q, j);
         else
             gather_read(c, s, t, q, j);
         c->phase = WRITE;
@@ -379,4 +430,9 @@ void weft__reduce_scatter_shared_pipelined(weft__coll_t *c)
 void weft__allgather_shared_pipelined(weft__coll_t *c)
 {
     set_pipe(c, &op_allgather);
+}
+
+void weft__alltoall_shared_pipelined(weft__coll_t *c)
+{
+    set_pipe(c, &op_alltoall);
 }

@@ -521,25 +521,26 @@ static double shared_alltoall(const weft__tune_params_t *p, const weft__tune_sha
 
 /* The pipelined ones (coll_shared_pipe.c): the same, in steps of up to a
  * chunk slot per rank, each step a signal (a/2), after the signal of the
- * generation itself (a/2: the small ones win where both apply). */
-static double pipe_steps(const weft__tune_shape_t *s, double bytes_per_rank)
+ * generation itself (a/2: the small ones win where both apply). c, the
+ * chunks, is the bytes a rank writes to its slot over the call (n, for
+ * each of them as weft__coll_choose counts n) over the slot's size. */
+static double pipe_chunks(const weft__tune_shape_t *s, double n)
 {
-    double step = (double)weft__shared_chunk_bytes(s->ranks);
+    double slot = (double)weft__shared_chunk_bytes(s->ranks);
 
-    return bytes_per_rank > step ? bytes_per_rank / step : 1;
+    return n > slot ? n / slot : 1;
 }
 
-/* A reduce and a gather step per chunk of p parts:
- * a/2 + c a + (2p - 1)/p n b/2 + (p - 1)/p n g, c = n / (p step). */
+/* An exchange and a gather step per chunk:
+ * a/2 + c a + (2p - 1)/p n b/2 + (p - 1)/p n g. */
 static double pipelined_allreduce(const weft__tune_params_t *p, const weft__tune_shape_t *s,
                                   size_t n)
 {
     const weft__tune_link_t *l = flat_link(p, s);
     double part = (double)n / s->ranks;
 
-    return l->alpha / 2 + pipe_steps(s, part) * l->alpha +
-           (2.0 * s->ranks - 1) * part * l->beta / 2 +
-           (s->ranks - 1) * part * p->gamma;
+    return l->alpha / 2 + pipe_chunks(s, (double)n) * l->alpha +
+           (2.0 * s->ranks - 1) * part * l->beta / 2 + (s->ranks - 1) * part * p->gamma;
 }
 
 /* The others' parts in, one's own folded:
@@ -550,7 +551,7 @@ static double pipelined_reduce_scatter(const weft__tune_params_t *p,
     const weft__tune_link_t *l = flat_link(p, s);
     double part = (double)n / s->ranks;
 
-    return (pipe_steps(s, part) + 1) * l->alpha / 2 +
+    return (pipe_chunks(s, (double)n) + 1) * l->alpha / 2 +
            (s->ranks - 1) * part * (l->beta / 2 + p->gamma);
 }
 
@@ -560,7 +561,18 @@ static double pipelined_allgather(const weft__tune_params_t *p, const weft__tune
 {
     const weft__tune_link_t *l = flat_link(p, s);
 
-    return (pipe_steps(s, (double)n) + 1) * l->alpha / 2 + s->ranks * (double)n * l->beta / 2;
+    return (pipe_chunks(s, (double)n) + 1) * l->alpha / 2 + s->ranks * (double)n * l->beta / 2;
+}
+
+/* The others' blocks in, theirs for this rank out:
+ * (c + 1) a/2 + (p - 1)/p n b. */
+static double pipelined_alltoall(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                                 size_t n)
+{
+    const weft__tune_link_t *l = flat_link(p, s);
+
+    return (pipe_chunks(s, (double)n) + 1) * l->alpha / 2 +
+           (s->ranks - 1) * ((double)n / s->ranks) * l->beta;
 }
 
 static const struct model {
@@ -603,6 +615,7 @@ static const struct model {
     { "alltoall", "scattered", alltoall_scattered },
     { "alltoall", "bruck", alltoall_bruck },
     { "alltoall", "shared", shared_alltoall },
+    { "alltoall", "shared_pipelined", pipelined_alltoall },
     { "gather", "linear", rooted_linear },
     { "gather", "binomial", rooted_binomial },
     { "scatter", "linear", rooted_linear },

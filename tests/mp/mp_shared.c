@@ -145,7 +145,7 @@ static void p2p_during_wait(weft_comm_t world, int me)
  * at any rank count up to 8 (a chunk slot holds 256 Ki int32 at most),
  * the last one ragged. */
 #define PIPE_BLOCK 300007
-#define PIPE_INFLIGHT 8
+#define PIPE_INFLIGHT 10
 
 /* What rank r contributes at element e of collective i. */
 static int32_t pipe_value(int i, int r, size_t e)
@@ -154,7 +154,8 @@ static int32_t pipe_value(int i, int r, size_t e)
 }
 
 /* PIPE_INFLIGHT nonblocking collectives started at once and waited for
- * newest first: large allreduces, allgathers and reduce_scatters (the
+ * newest first: large allreduces, allgathers, reduce_scatters and
+ * all-to-alls (the
  * tuner's pipelined choice, or forced) among small allreduces (the
  * segment's small path, or forced pipelined too), so that pipelines
  * wait for the generations before theirs and reuse each other's chunk
@@ -166,9 +167,10 @@ static void pipelined_in_flight(weft_comm_t world, int me, int n)
     weft_request_t reqs[PIPE_INFLIGHT];
 
     for (int i = 0; i < PIPE_INFLIGHT; i++) {
-        int kind = i % 4;
+        int kind = i % 5;
 
-        /* 0: allreduce, 1: small allreduce, 2: allgather, 3: reduce_scatter */
+        /* 0: allreduce, 1: small allreduce, 2: allgather, 3: reduce_scatter,
+         * 4: all-to-all (block r of the input goes to rank r) */
         cin[i] = kind == 1 ? 3 : kind == 2 ? PIPE_BLOCK : (size_t)n * PIPE_BLOCK;
         cout[i] = kind == 2 ? (size_t)n * PIPE_BLOCK : kind == 3 ? PIPE_BLOCK : cin[i];
         in[i] = mp_alloc(cin[i] * sizeof(int32_t));
@@ -180,6 +182,8 @@ static void pipelined_in_flight(weft_comm_t world, int me, int n)
                                      &reqs[i]));
         else if (kind == 2)
             MP_CHECK(weft_iallgather(in[i], out[i], PIPE_BLOCK, WEFT_INT32, world, &reqs[i]));
+        else if (kind == 4)
+            MP_CHECK(weft_ialltoall(in[i], out[i], PIPE_BLOCK, WEFT_INT32, world, &reqs[i]));
         else
             MP_CHECK(weft_ireduce_scatter(in[i], out[i], PIPE_BLOCK, WEFT_INT32, WEFT_SUM,
                                           world, &reqs[i]));
@@ -187,7 +191,7 @@ static void pipelined_in_flight(weft_comm_t world, int me, int n)
     for (int i = PIPE_INFLIGHT - 1; i >= 0; i--)
         MP_CHECK(weft_wait(&reqs[i], NULL));
     for (int i = 0; i < PIPE_INFLIGHT; i++) {
-        int kind = i % 4;
+        int kind = i % 5;
 
         for (size_t e = 0; e < cout[i]; e++) {
             size_t at = kind == 3 ? (size_t)me * PIPE_BLOCK + e : e;
@@ -195,6 +199,9 @@ static void pipelined_in_flight(weft_comm_t world, int me, int n)
 
             if (kind == 2)
                 want = pipe_value(i, (int)(e / PIPE_BLOCK), e);
+            else if (kind == 4)
+                want = pipe_value(i, (int)(e / PIPE_BLOCK),
+                                  (size_t)me * PIPE_BLOCK + e % PIPE_BLOCK);
             else
                 for (int r = 0; r < n; r++)
                     want += pipe_value(i, r, at);
