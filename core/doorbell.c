@@ -16,9 +16,11 @@
 #include "core/instance.h"
 #include "core/log.h"
 
+/* The pid in the name tells a later job's sweep (shm_sweep.c) whether
+ * the doorbell's owner is gone. */
 static void bell_path(const weft__instance_t *inst, int rank, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "/dev/shm/weft-%s-bell-%d", inst->job_id, rank);
+    snprintf(buf, cap, "/dev/shm/weft-%s-bell-%d-%u", inst->job_id, rank, inst->peers[rank].pid);
 }
 
 weft_result_t weft__doorbell_open(weft__instance_t *inst)

@@ -2,11 +2,11 @@
  * doorbell.h: waking a rank of this node that sleeps in the progress
  * engine's poll.
  *
- * A rank's doorbell is a FIFO in /dev/shm named after the job and its
- * world rank, which it opens for reading (and writing, so that the FIFO
- * never reports a hang-up) before it first sleeps on something a peer
- * signals through shared memory; weft__progress_sleep polls it with the
- * transports' descriptors. Ringing writes one byte.
+ * A rank's doorbell is a FIFO in /dev/shm named after the job, its world
+ * rank and its pid, which it opens for reading (and writing, so that the
+ * FIFO never reports a hang-up) at weft_init when other ranks share its
+ * node; weft__progress_sleep polls it with the transports' descriptors.
+ * Ringing writes one byte.
  */
 #ifndef WEFT_CORE_DOORBELL_H
 #define WEFT_CORE_DOORBELL_H

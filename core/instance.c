@@ -14,6 +14,7 @@
 #include "core/coll.h"
 #include "core/comm.h"
 #include "core/doorbell.h"
+#include "core/shm_sweep.h"
 #include "core/error.h"
 #include "core/init_method.h"
 #include "core/instance.h"
@@ -209,6 +210,7 @@ static weft_result_t connect_peers(weft__instance_t *inst)
             return rc;
         snprintf(inst->peers[w].host_id, sizeof(inst->peers[w].host_id), "%s", rec.host_id);
         inst->peers[w].topo = rec.topo;
+        inst->peers[w].pid = rec.pid;
     }
     weft__instance_drop_unneeded(inst);
     for (int w = 0; w < inst->size; w++) {
@@ -386,10 +388,16 @@ WEFT_API weft_result_t weft_init(const weft_init_attr_t *attr, weft_comm_t *worl
         goto err_unload;
     }
     snprintf(inst->job_id, sizeof(inst->job_id), "%s", inst->boot->job_id);
+    weft__shm_sweep(inst->job_id, WEFT__SHM_SWEEP_MIN_AGE_S);
     rc = connect_peers(inst);
     if (rc != WEFT_SUCCESS)
         goto err_boot;
     weft__instance_topo_report(inst);
+    /* Now, not at the first shared collective: the sweep judges a job
+     * by its doorbells, so every rank that may map a segment has one.
+     * Without, those collectives fail when they first need it. */
+    if (inst->local_size > 1 && weft__doorbell_open(inst) != WEFT_SUCCESS)
+        WEFT_WARN(INIT, "%s", weft__get_error());
 
     all = malloc((size_t)inst->size * sizeof(int));
     if (!all) {

@@ -25,6 +25,7 @@ typedef struct weft__peer {
     int local_rank;                  /* among the ranks of its node */
     char host_id[WEFT__HOSTID_MAX];
     weft__topo_summary_t topo;       /* where it runs: NUMA node, GPU, NIC */
+    unsigned pid;                    /* its process, on its node */
 } weft__peer_t;
 
 typedef struct weft__instance {
