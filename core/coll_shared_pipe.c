@@ -286,8 +286,23 @@ static void scatter_read(weft__coll_t *c, const weft__shared_t *s, uint32_t t, s
     }
 }
 
+/* Copies src to a and to b, reading src once: in pieces that stay in
+ * the core's first-level cache between the two copies. */
+static void copy_twice(unsigned char *a, unsigned char *b, const unsigned char *src, size_t len)
+{
+    const size_t piece = 16 * 1024;
+
+    for (size_t o = 0; o < len; o += piece) {
+        size_t n = len - o < piece ? len - o : piece;
+
+        memcpy(a + o, src + o, n);
+        memcpy(b + o, a + o, n);
+    }
+}
+
 /* Gather, first half: this rank's part (folded into the output, or its
- * own block) at the start of its slot. */
+ * own block) at the start of its slot; an out-of-place allgather's block
+ * into its place in the output too. */
 static void gather_write(weft__coll_t *c, unsigned char *slot, size_t q, size_t j)
 {
     const pipe_op_t *op = c->ctx;
@@ -298,12 +313,15 @@ static void gather_write(weft__coll_t *c, unsigned char *slot, size_t q, size_t 
         return;
     if (op->folds)
         memcpy(slot, (const unsigned char *)c->recvbuf + out * c->esize, len * c->esize);
-    else
+    else if (c->sendbuf == WEFT_IN_PLACE)
         memcpy(slot, input_base(c) + at * c->esize, len * c->esize);
+    else
+        copy_twice(slot, (unsigned char *)c->recvbuf + out * c->esize,
+                   input_base(c) + at * c->esize, len * c->esize);
 }
 
-/* Gather, second half: the others' parts into the output (and an
- * out-of-place allgather's own block). */
+/* Gather, second half: the others' parts into the output (an
+ * out-of-place allgather's own block went there at the first half). */
 static void gather_read(weft__coll_t *c, const weft__shared_t *s, uint32_t t, size_t q,
                         size_t j)
 {
@@ -317,8 +335,6 @@ static void gather_read(weft__coll_t *c, const weft__shared_t *s, uint32_t t, si
             continue;
         if (r != c->comm->rank)
             memcpy(dst + out * c->esize, step_data(c, s, t, r, 0, q), len * c->esize);
-        else if (!op->folds && c->sendbuf != WEFT_IN_PLACE)
-            memcpy(dst + out * c->esize, input_base(c) + at * c->esize, len * c->esize);
     }
 }
 
