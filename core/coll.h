@@ -216,6 +216,7 @@ void weft__allreduce_shared_pipelined(weft__coll_t *c);
 void weft__reduce_scatter_shared_pipelined(weft__coll_t *c);
 void weft__allgather_shared_pipelined(weft__coll_t *c);   /* even counts */
 void weft__alltoall_shared_pipelined(weft__coll_t *c);    /* even counts */
+void weft__bcast_shared_pipelined(weft__coll_t *c);
 /* Drops c from inst->shared_inflight (finished or freed). */
 void weft__coll_shared_uncount(weft__coll_t *c);
 /* A shared collective freed before it finished gives its generation up

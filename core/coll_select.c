@@ -43,6 +43,9 @@ static const weft__coll_algo_t algos[] = {
     { WEFT__COLL_BCAST, "bcast", "scatter_allgather", weft__bcast_scatter_allgather, 0, 0 },
     /* a/2 + n b (a copy in, a copy out: half a link transfer each) */
     { WEFT__COLL_BCAST, "bcast", "shared", weft__bcast_shared, 0, WEFT__ALGO_NEEDS_SHARED },
+    /* (c + 1) a/2 + n b/2 + min(n, slot) b/2, c the chunks */
+    { WEFT__COLL_BCAST, "bcast", "shared_pipelined", weft__bcast_shared_pipelined, 0,
+      WEFT__ALGO_NEEDS_SEGMENT },
     { WEFT__COLL_REDUCE, "reduce", "binomial", weft__reduce_binomial, 0, 0 },
     { WEFT__COLL_REDUCE, "reduce", "hier", weft__reduce_hier, 1, 0 },
     /* (p + c) alpha + 2 (p - 1) / p n beta + (p - 1) / p n gamma */
@@ -76,7 +79,7 @@ static const weft__coll_algo_t algos[] = {
     /* a/2 + (p + 1) n b/2 */
     { WEFT__COLL_ALLGATHER, "allgather", "shared", weft__allgather_shared, 0,
       WEFT__ALGO_NEEDS_EVEN | WEFT__ALGO_NEEDS_SHARED },
-    /* (c + 1) a/2 + p n b/2, c the chunks */
+    /* (c + 1) a/2 + p n b/2 + n g, c the chunks */
     { WEFT__COLL_ALLGATHER, "allgather", "shared_pipelined", weft__allgather_shared_pipelined, 0,
       WEFT__ALGO_NEEDS_EVEN | WEFT__ALGO_NEEDS_SEGMENT },
     { WEFT__COLL_REDUCE_SCATTER, "reduce_scatter", "ring", weft__reduce_scatterv_ring, 0, 0 },

@@ -1,12 +1,13 @@
 /*
- * coll_shared_pipe.c: large allreduce, reduce_scatter, allgather and
- * all-to-all through the communicator's node-shared segments, in steps of
- * up to a chunk slot per rank (shared_seg.h).
+ * coll_shared_pipe.c: large allreduce, reduce_scatter, allgather,
+ * all-to-all and broadcast through the communicator's node-shared
+ * segments, in steps of up to a chunk slot per rank (shared_seg.h).
  *
  * The payload is cut in chunks, and each chunk in parts, one per rank
  * (of an allgather: each rank's block; of a reduction: an equal share of
  * the vector, or of each rank's block; of an all-to-all: the blocks a
- * rank receives). Per chunk a collective runs up to two stages, each one
+ * rank receives; of a broadcast: the root's buffer, the others' parts
+ * empty). Per chunk a collective runs up to two stages, each one
  * step:
  *   - exchange: every rank writes to its chunk slot the parts of its
  *     input that the others own; then each folds its own part, from its
@@ -16,7 +17,7 @@
  *   - gather: every rank writes its part (the one it folded, or its block)
  *     to its slot; the others copy it out.
  * An allreduce runs both, a reduce_scatter and an all-to-all the first,
- * an allgather the second. A byte is copied once into the segment and folded or copied
+ * an allgather and a broadcast the second. A byte is copied once into the segment and folded or copied
  * once out of it; through a transport, a ring copies it into the
  * transport's buffer, out into a scratch buffer, and only then folds it.
  * Every part is folded by one rank, in a fixed order, so every rank ends
@@ -184,8 +185,31 @@ static const pipe_op_t op_allgather = { 0, 1, 0, even_block, allgather_chunks,
 static const pipe_op_t op_alltoall = { 1, 0, 0, even_block, alltoall_chunks,
                                        alltoall_part };
 
+/* -------------------------------------------------------------- broadcast */
+
+/* The root's part is chunk j of the buffer, the others' are empty: a
+ * gather stage that only the root writes. */
+static size_t bcast_largest(const weft__coll_t *c)
+{
+    return c->count;
+}
+
+static size_t bcast_chunks(const weft__coll_t *c, size_t q)
+{
+    return ceil_div(c->count, q);
+}
+
+static void bcast_part(const weft__coll_t *c, size_t q, size_t j, int r, size_t *in,
+                       size_t *out, size_t *len)
+{
+    *in = *out = j * q;
+    *len = r == c->root ? clip(j * q, q, c->count) : 0;
+}
+
+static const pipe_op_t op_bcast = { 0, 1, 0, bcast_largest, bcast_chunks, bcast_part };
+
 /* Where the parts' input offsets count from: an in-place allgather's
- * block is in the output. */
+ * block is in the output, a broadcast's buffer is the output. */
 static const unsigned char *input_base(const weft__coll_t *c)
 {
     const pipe_op_t *op = c->ctx;
@@ -193,6 +217,8 @@ static const unsigned char *input_base(const weft__coll_t *c)
     if (op == &op_allgather && c->sendbuf == WEFT_IN_PLACE)
         return (const unsigned char *)c->recvbuf +
                (size_t)c->comm->rank * c->rcounts[0] * c->esize;
+    if (op == &op_bcast)
+        return c->recvbuf;
     return input_of(c);
 }
 
@@ -306,18 +332,19 @@ static void copy_twice(unsigned char *a, unsigned char *b, const unsigned char *
 static void gather_write(weft__coll_t *c, unsigned char *slot, size_t q, size_t j)
 {
     const pipe_op_t *op = c->ctx;
+    const unsigned char *src;
+    unsigned char *own;
     size_t at, out, len;
 
     op->part(c, q, j, c->comm->rank, &at, &out, &len);
     if (!len)
         return;
-    if (op->folds)
-        memcpy(slot, (const unsigned char *)c->recvbuf + out * c->esize, len * c->esize);
-    else if (c->sendbuf == WEFT_IN_PLACE)
-        memcpy(slot, input_base(c) + at * c->esize, len * c->esize);
+    own = (unsigned char *)c->recvbuf + out * c->esize;
+    src = op->folds ? own : input_base(c) + at * c->esize;
+    if (src == own)
+        memcpy(slot, own, len * c->esize);
     else
-        copy_twice(slot, (unsigned char *)c->recvbuf + out * c->esize,
-                   input_base(c) + at * c->esize, len * c->esize);
+        copy_twice(slot, own, src, len * c->esize);
 }
 
 /* Gather, second half: the others' parts into the output (an
@@ -451,4 +478,9 @@ void weft__allgather_shared_pipelined(weft__coll_t *c)
 void weft__alltoall_shared_pipelined(weft__coll_t *c)
 {
     set_pipe(c, &op_alltoall);
+}
+
+void weft__bcast_shared_pipelined(weft__coll_t *c)
+{
+    set_pipe(c, &op_bcast);
 }

@@ -311,11 +311,20 @@ static double allreduce_direct(const weft__tune_params_t *p, const weft__tune_sh
 
 /* --------------------------------------------------------------- allgather */
 
-/* Ring: (p - 1) steps of one block: (p - 1) (a + n b). */
+/* An out-of-place call's own block copied to its place in the output, a
+ * copy at memory speed (half the node's time per byte). The shared
+ * allgathers count it in their copies. */
+static double own_block_copy(const weft__tune_params_t *p, size_t n)
+{
+    return (double)n * p->intra.beta / 2;
+}
+
+/* Ring: (p - 1) steps of one block, and the own block's copy:
+ * (p - 1) (a + n b) + n b/2. */
 static double allgather_ring(const weft__tune_params_t *p, const weft__tune_shape_t *s,
                              size_t n)
 {
-    return (s->ranks - 1) * step(flat_link(p, s), (double)n);
+    return (s->ranks - 1) * step(flat_link(p, s), (double)n) + own_block_copy(p, n);
 }
 
 /* Bruck: L steps moving p - 1 blocks in all, then a local rotation of all
@@ -345,11 +354,11 @@ static double allgather_hier(const weft__tune_params_t *p, const weft__tune_shap
 
 /* Recursive doubling: log2 P exchanges, the one at distance d of d
  * blocks, (P - 1) n bytes in all; ranks beyond P fold in and out (2 more
- * messages, the last of all p blocks). */
+ * messages, the last of all p blocks); and the own block's copy. */
 static double allgather_rd(const weft__tune_params_t *p, const weft__tune_shape_t *s, size_t n)
 {
     int q = floor_pow2(s->ranks);
-    double t = 0;
+    double t = own_block_copy(p, n);
 
     for (int d = 1; d < q; d *= 2)
         t += step(xor_link(p, s, d), (double)n * d);
@@ -531,6 +540,19 @@ static double pipe_chunks(const weft__tune_shape_t *s, double n)
     return n > slot ? n / slot : 1;
 }
 
+/* The root copies chunk after chunk in while the others copy the one
+ * before out, two slots apart: the copies overlap but for one chunk,
+ * (c + 1) a/2 + n b/2 + min(n, slot) b/2. */
+static double pipelined_bcast(const weft__tune_params_t *p, const weft__tune_shape_t *s,
+                              size_t n)
+{
+    const weft__tune_link_t *l = flat_link(p, s);
+    double slot = (double)weft__shared_chunk_bytes(s->ranks);
+
+    return (pipe_chunks(s, (double)n) + 1) * l->alpha / 2 + (double)n * l->beta / 2 +
+           ((double)n < slot ? (double)n : slot) * l->beta / 2;
+}
+
 /* An exchange and a gather step per chunk:
  * a/2 + c a + (2p - 1)/p n b/2 + (p - 1)/p n g. */
 static double pipelined_allreduce(const weft__tune_params_t *p, const weft__tune_shape_t *s,
@@ -555,13 +577,16 @@ static double pipelined_reduce_scatter(const weft__tune_params_t *p,
            (s->ranks - 1) * part * (l->beta / 2 + p->gamma);
 }
 
-/* One block in, p - 1 out: (c + 1) a/2 + p n b/2. */
+/* One block in, p - 1 out, and the own block to its place from the copy
+ * in, still in cache (memory speed, taken as g, as Bruck's rotation):
+ * (c + 1) a/2 + p n b/2 + n g. */
 static double pipelined_allgather(const weft__tune_params_t *p, const weft__tune_shape_t *s,
                                   size_t n)
 {
     const weft__tune_link_t *l = flat_link(p, s);
 
-    return (pipe_chunks(s, (double)n) + 1) * l->alpha / 2 + s->ranks * (double)n * l->beta / 2;
+    return (pipe_chunks(s, (double)n) + 1) * l->alpha / 2 + s->ranks * (double)n * l->beta / 2 +
+           (double)n * p->gamma;
 }
 
 /* The others' blocks in, theirs for this rank out:
@@ -587,6 +612,7 @@ static const struct model {
     { "bcast", "chain", bcast_chain },
     { "bcast", "scatter_allgather", bcast_scatter_allgather },
     { "bcast", "shared", shared_bcast },
+    { "bcast", "shared_pipelined", pipelined_bcast },
     { "reduce", "binomial", reduce_binomial },
     { "reduce", "hier", reduce_hier },
     { "reduce", "ring_gather", reduce_ring_gather },

@@ -147,7 +147,8 @@ static void large_on_one_node_take_the_pipelined_segment(void **state)
                              crowded = { WEFT__SHARED_PIPE_RANKS + 1, 1,
                                          WEFT__SHARED_PIPE_RANKS + 1, 1, 1 };
     const weft__coll_kind_t kinds[] = { WEFT__COLL_ALLREDUCE, WEFT__COLL_REDUCE_SCATTER,
-                                        WEFT__COLL_ALLGATHER, WEFT__COLL_ALLTOALL };
+                                        WEFT__COLL_ALLGATHER, WEFT__COLL_ALLTOALL,
+                                        WEFT__COLL_BCAST };
 
     (void)state;
     textbook(&p);
