@@ -38,10 +38,14 @@
  * rank's doorbell among the descriptors (doorbell.c). A sleeper sets its
  * sleeping flag first; a rank that publishes rings every sleeper.
  *
- * This is the one place where an algorithm touches shared memory rather
- * than going through a transport: an 8-byte allreduce through the
- * message path costs twenty-odd steps of requests, matching and
- * completions on every rank, where the segment needs a copy and a store.
+ * The shared algorithms (coll_shared.c, coll_shared_pipe.c) are the one
+ * place where an algorithm touches shared memory rather than going
+ * through a transport: an 8-byte allreduce through the message path
+ * costs twenty-odd steps of requests, matching and completions on every
+ * rank, where the segment needs a copy and a store; and a large one
+ * through a transport's ring copies each byte into the ring, out to a
+ * scratch buffer and only then folds it, where the segment's rank folds
+ * it straight from the copy its owner wrote.
  */
 #ifndef WEFT_CORE_SHARED_SEG_H
 #define WEFT_CORE_SHARED_SEG_H
