@@ -14,12 +14,12 @@
 #include "core/coll.h"
 #include "core/comm.h"
 #include "core/doorbell.h"
-#include "core/shm_sweep.h"
 #include "core/error.h"
 #include "core/init_method.h"
 #include "core/instance.h"
 #include "core/request.h"
 #include "core/log.h"
+#include "core/shm_sweep.h"
 
 /*
  * The record every rank publishes at the rendezvous: who it is and how each

@@ -62,9 +62,9 @@ static weft_result_t map_segment(struct weft_comm *comm, const char *kind, size_
     fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0 || ftruncate(fd, (off_t)len) < 0)
         err = errno;
-    else if (reserve && (err = posix_fallocate(fd, 0, (off_t)len)) != 0)
-        ;
-    else if ((base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
+    else if (reserve)
+        err = posix_fallocate(fd, 0, (off_t)len);
+    if (!err && (base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
         err = errno;
     if (fd >= 0)
         close(fd);
@@ -72,8 +72,8 @@ static weft_result_t map_segment(struct weft_comm *comm, const char *kind, size_
         /* This rank does not count itself in, so the name stays in
          * /dev/shm, as after a rank killed before it attached. */
         return weft__error(WEFT_ERR_SYSTEM, "shared segment %s of %zu bytes: %s%s", name, len,
-                           strerror(err), err == ENOSPC ? " (/dev/shm is full or too small; "
-                           "mount it larger, or leave the shared algorithms out of "
+                           strerror(err), err == ENOSPC ? " (/dev/shm is full or too small: "
+                           "mount it larger, or choose other algorithms with "
                            "WEFT_ALGO)" : "");
     }
     if (__atomic_add_fetch(&((shared_header_t *)base)->attached, 1, __ATOMIC_ACQ_REL) ==
