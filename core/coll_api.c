@@ -216,7 +216,7 @@ static weft_result_t start_reduce_scatter_even(const char *fn, const void *sendb
                                                weft_request_t *req)
 {
     weft_result_t rc = weft__coll_check_call(comm, fn, req);
-    size_t local[64] = { 0 }, *counts = local; /* no allocation up to 64 ranks */
+    size_t local[64], *counts = local; /* no allocation up to 64 ranks; filled below */
 
     if (rc != WEFT_SUCCESS)
         return rc;
