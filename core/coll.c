@@ -127,6 +127,16 @@ weft_result_t weft__coll_set_vectors(weft__coll_t *c, int n, const size_t *scoun
     return WEFT_SUCCESS;
 }
 
+weft_result_t weft__coll_block_offsets(weft__coll_t *c, int n)
+{
+    if (!(c->offs = malloc(((size_t)n + 1) * sizeof(*c->offs))))
+        return weft__error(WEFT_ERR_NO_MEMORY, "reduce_scatter: out of memory");
+    c->offs[0] = 0;
+    for (int b = 0; b < n; b++)
+        c->offs[b + 1] = c->offs[b] + c->rcounts[b];
+    return WEFT_SUCCESS;
+}
+
 weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops)
 {
     weft_p2p_op_t few[16], *tagged = few;

@@ -85,7 +85,10 @@ typedef struct weft__coll {
      * and whether it counts in inst->shared_inflight. */
     uint32_t shared_gen;
     int again, wait_rank, shared_counted;
-    uint32_t pipe_step;          /* a pipelined one's step (coll_shared_pipe.c) */
+    /* A pipelined one's (coll_shared_pipe.c) step, elements of a part
+     * and steps in all, the last two worked out once. */
+    uint32_t pipe_step;
+    size_t pipe_part, pipe_steps;
     /* Everything above is cleared for each collective; what follows is
      * not (a cached collective would clear a kilobyte otherwise). */
     char why[256];               /* what failed, for the wait to report */
@@ -109,6 +112,10 @@ void weft__coll_cache_drain(void);
 weft_result_t weft__coll_set_vectors(weft__coll_t *c, int n, const size_t *scounts,
                                      const size_t *sdispls, const size_t *rcounts,
                                      const size_t *rdispls);
+
+/* c->offs[0..n]: where each of the n blocks of c->rcounts starts in a
+ * reduce-scatter's input, and the total at [n]. */
+weft_result_t weft__coll_block_offsets(weft__coll_t *c, int n);
 
 /* Runs c over a subgroup of its parent's communicator: n members, this
  * rank member me (members must outlive c). */

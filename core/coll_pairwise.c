@@ -47,20 +47,16 @@ static weft_result_t setup(weft__coll_t *c, pairwise_t **out)
 {
     int n = c->gsize, me = c->grank;
     int in_place = c->sendbuf == WEFT_IN_PLACE || c->sendbuf == c->recvbuf;
-    size_t mine = c->rcounts[me] * c->esize, total = 0;
+    size_t mine = c->rcounts[me] * c->esize;
     pairwise_t *w = calloc(1, sizeof(*w));
+    weft_result_t rc;
 
     if (!w)
         return weft__error(WEFT_ERR_NO_MEMORY, "reduce_scatter: out of memory");
     c->ctx = w;
     c->ctx_free = pairwise_free;
-    if (!(c->offs = malloc(((size_t)n + 1) * sizeof(*c->offs))))
-        return weft__error(WEFT_ERR_NO_MEMORY, "reduce_scatter: out of memory");
-    for (int b = 0; b < n; b++) {
-        c->offs[b] = total;
-        total += c->rcounts[b];
-    }
-    c->offs[n] = total;
+    if ((rc = weft__coll_block_offsets(c, n)) != WEFT_SUCCESS)
+        return rc;
     w->in = in_place ? c->recvbuf : c->sendbuf;
     /* In place, block me's result would overwrite input still to be sent:
      * it is assembled aside. */

@@ -289,17 +289,9 @@ static weft_result_t reduce_scatter_step(weft__coll_t *c, int *done)
     int finished;
 
     if (c->phase == 0) {
-        size_t total = 0;
-
-        c->offs = malloc(((size_t)n + 1) * sizeof(*c->offs));
-        if (!c->offs)
-            return weft__error(WEFT_ERR_NO_MEMORY, "reduce_scatter: out of memory");
-        for (int b = 0; b < n; b++) {
-            c->offs[b] = total;
-            total += c->rcounts[b];
-        }
-        c->offs[n] = total;
-        if (total == 0) {
+        if ((rc = weft__coll_block_offsets(c, n)) != WEFT_SUCCESS)
+            return rc;
+        if (c->offs[n] == 0) {
             *done = 1;
             return WEFT_SUCCESS;
         }

@@ -320,11 +320,16 @@ void weft__coll_shared_uncount(weft__coll_t *c)
     }
 }
 
-static void set_shared(weft__coll_t *c, const shared_op_t *op)
+void weft__coll_shared_assign(weft__coll_t *c, weft__coll_step_fn step, const void *op)
 {
     c->ctx = (void *)op;
-    c->step = shared_step;
+    c->step = step;
     c->shared_gen = ++c->comm->shared_gen;
+}
+
+static void set_shared(weft__coll_t *c, const shared_op_t *op)
+{
+    weft__coll_shared_assign(c, shared_step, op);
 }
 
 void weft__barrier_shared(weft__coll_t *c)

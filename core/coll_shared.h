@@ -10,6 +10,10 @@
 #include "core/coll.h"
 #include "core/shared_seg.h"
 
+/* Makes c a shared collective run by step with op (c->ctx), and gives it
+ * the communicator's next generation: the same number on every rank,
+ * since every rank chooses its collectives in the same order. */
+void weft__coll_shared_assign(weft__coll_t *c, weft__coll_step_fn step, const void *op);
 /* Counts c in inst->shared_inflight and maps the segment (*s). */
 weft_result_t weft__coll_shared_enter(weft__coll_t *c, weft__shared_t **s);
 /* Leaves the step to be called again; r is the rank waited for (-1: an

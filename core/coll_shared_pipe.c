@@ -381,33 +381,21 @@ static weft_result_t wait_rank(weft__coll_t *c, const weft__shared_t *s, int r)
     return rc != WEFT_SUCCESS ? rc : weft__coll_shared_wait(c, r);
 }
 
-/* c->offs: where each rank's block of a reduce_scatter's input starts. */
-static weft_result_t block_offsets(weft__coll_t *c)
-{
-    int n = c->comm->size;
-
-    if (!(c->offs = malloc(((size_t)n + 1) * sizeof(*c->offs))))
-        return weft__error(WEFT_ERR_NO_MEMORY, "reduce_scatter: out of memory");
-    c->offs[0] = 0;
-    for (int r = 0; r < n; r++)
-        c->offs[r + 1] = c->offs[r] + c->rcounts[r];
-    return WEFT_SUCCESS;
-}
-
 static weft_result_t pipe_step(weft__coll_t *c, int *done)
 {
     const pipe_op_t *op = c->ctx;
     int stages = op->exchanges + op->gathers, late;
     uint32_t k = c->shared_gen;
     weft__shared_t *s;
-    size_t q, steps;
     weft_result_t rc;
+    size_t q;
 
     if ((rc = weft__coll_shared_enter(c, &s)) != WEFT_SUCCESS ||
         (!s->chunks && (rc = weft__shared_attach_chunks(c->comm)) != WEFT_SUCCESS))
         return rc;
     if (c->phase == PUBLISH) {
-        if (op == &op_reduce_scatter && !c->offs && (rc = block_offsets(c)) != WEFT_SUCCESS)
+        if (op == &op_reduce_scatter && !c->offs &&
+            (rc = weft__coll_block_offsets(c, c->comm->size)) != WEFT_SUCCESS)
             return rc;
         /* The generation itself carries nothing: it orders this
          * collective among the others on the segment. */
@@ -416,10 +404,11 @@ static weft_result_t pipe_step(weft__coll_t *c, int *done)
             return rc;
         c->phase = WRITE;
         c->pipe_step = 1;
+        c->pipe_part = part_elements(c, op->exchanges ? c->comm->size : 1, op->largest(c));
+        c->pipe_steps = op->chunks(c, c->pipe_part) * (size_t)stages;
     }
-    q = part_elements(c, op->exchanges ? c->comm->size : 1, op->largest(c));
-    steps = op->chunks(c, q) * (size_t)stages;
-    for (; c->pipe_step <= steps; c->pipe_step++) {
+    q = c->pipe_part;
+    for (; c->pipe_step <= c->pipe_steps; c->pipe_step++) {
         uint32_t t = c->pipe_step;
         size_t j = (t - 1) / (size_t)stages;
         int exchange = op->exchanges && (t - 1) % (size_t)stages == 0;
@@ -455,9 +444,7 @@ static weft_result_t pipe_step(weft__coll_t *c, int *done)
 
 static void set_pipe(weft__coll_t *c, const pipe_op_t *op)
 {
-    c->ctx = (void *)op;
-    c->step = pipe_step;
-    c->shared_gen = ++c->comm->shared_gen;
+    weft__coll_shared_assign(c, pipe_step, op);
 }
 
 void weft__allreduce_shared_pipelined(weft__coll_t *c)

@@ -221,6 +221,8 @@ static void spin_init(spin_state_t *sp, weft__instance_t *inst)
  * pipelined shared collective that moved a step starts the budget over. */
 static int spin_spent(spin_state_t *sp)
 {
+    unsigned moves;
+
     sp->spins++;
     if (sp->yield_every && sp->spins % sp->yield_every == 0)
         sched_yield();
@@ -228,8 +230,8 @@ static int spin_spent(spin_state_t *sp)
      * reading it per call was a tenth of a small message's time. */
     if (sp->spins < WEFT_SPIN_POLLS || sp->spins % WEFT_SPIN_CLOCK_EVERY)
         return 0;
-    if (__atomic_load_n(sp->moves, __ATOMIC_RELAXED) != sp->moves_seen) {
-        sp->moves_seen = __atomic_load_n(sp->moves, __ATOMIC_RELAXED);
+    if ((moves = __atomic_load_n(sp->moves, __ATOMIC_RELAXED)) != sp->moves_seen) {
+        sp->moves_seen = moves;
         sp->end_us = 0;
     }
     if (!sp->end_us) {
