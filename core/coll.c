@@ -421,10 +421,15 @@ void weft__coll_describe(const weft__coll_t *c, char *buf, size_t cap)
  * receiver. */
 #define COLL_A2A_WINDOW_DEFAULT 32
 
+/* Streaming output stores: from the last-level cache's size unless set. */
+#define COLL_STREAM_UNSET ULLONG_MAX
+#define COLL_STREAM_NO_LLC (32ull << 20)
+
 /* Set once by weft__coll_settings_parse; atomic, since threads of other
  * instances may read them meanwhile (all read the same values). */
 static size_t coll_chunk = COLL_CHUNK_DEFAULT;
 static int coll_a2a_window = COLL_A2A_WINDOW_DEFAULT;
+static unsigned long long coll_stream = COLL_STREAM_UNSET;
 
 /* An unsigned setting from the environment: *out unchanged when unset. */
 static weft_result_t env_setting(const char *name, unsigned long long min,
@@ -447,14 +452,18 @@ static weft_result_t env_setting(const char *name, unsigned long long min,
 weft_result_t weft__coll_settings_parse(void)
 {
     unsigned long long chunk = COLL_CHUNK_DEFAULT, window = COLL_A2A_WINDOW_DEFAULT;
+    unsigned long long stream = COLL_STREAM_UNSET;
     weft_result_t rc = env_setting("WEFT_COLL_CHUNK", COLL_CHUNK_MIN, SIZE_MAX / 2, &chunk);
 
     if (rc == WEFT_SUCCESS)
         rc = env_setting("WEFT_ALLTOALL_THROTTLE", 0, INT_MAX, &window);
+    if (rc == WEFT_SUCCESS)
+        rc = env_setting("WEFT_STREAM_THRESHOLD", 0, COLL_STREAM_UNSET - 1, &stream);
     if (rc != WEFT_SUCCESS)
         return rc;
     __atomic_store_n(&coll_chunk, (size_t)chunk, __ATOMIC_RELAXED);
     __atomic_store_n(&coll_a2a_window, (int)window, __ATOMIC_RELAXED);
+    __atomic_store_n(&coll_stream, stream, __ATOMIC_RELAXED);
     return WEFT_SUCCESS;
 }
 
@@ -466,6 +475,15 @@ size_t weft__coll_chunk_bytes(void)
 int weft__coll_alltoall_window(void)
 {
     return __atomic_load_n(&coll_a2a_window, __ATOMIC_RELAXED);
+}
+
+unsigned long long weft__coll_stream_threshold(unsigned long long llc_size)
+{
+    unsigned long long set = __atomic_load_n(&coll_stream, __ATOMIC_RELAXED);
+
+    if (set != COLL_STREAM_UNSET)
+        return set;
+    return llc_size ? llc_size : COLL_STREAM_NO_LLC;
 }
 
 weft_request_t weft__coll_blocking_marker;

@@ -86,9 +86,11 @@ typedef struct weft__coll {
     uint32_t shared_gen;
     int again, wait_rank, shared_counted;
     /* A pipelined one's (coll_shared_pipe.c) step, elements of a part
-     * and steps in all, the last two worked out once. */
+     * and steps in all, the last two worked out once, and whether it
+     * writes its output with streaming stores (copy_stream.h). */
     uint32_t pipe_step;
     size_t pipe_part, pipe_steps;
+    int pipe_stream;
     /* Everything above is cleared for each collective; what follows is
      * not (a cached collective would clear a kilobyte otherwise). */
     char why[256];               /* what failed, for the wait to report */
@@ -278,7 +280,7 @@ void weft__allreduce_flat(weft__coll_t *c, weft_comm_t comm, size_t bytes);
  * and lists the valid choices. */
 weft_result_t weft__coll_algo_parse(const char *spec);
 
-/* Reads WEFT_COLL_CHUNK and WEFT_ALLTOALL_THROTTLE (at weft_init, as
+/* Reads WEFT_COLL_CHUNK, WEFT_ALLTOALL_THROTTLE and WEFT_STREAM_THRESHOLD (at weft_init, as
  * WEFT_ALGO); a malformed value is WEFT_ERR_INVALID_ARG naming the
  * variable. Until then, and where unset, the defaults hold. */
 weft_result_t weft__coll_settings_parse(void);
@@ -289,5 +291,10 @@ size_t weft__coll_chunk_bytes(void);
 /* Peers whose exchanges a round of the scattered all-to-all posts at once
  * (WEFT_ALLTOALL_THROTTLE; 0: all of them). */
 int weft__coll_alltoall_window(void);
+/* Bytes of output, over the ranks of a node together, above which the
+ * pipelined shared collectives write their output with streaming stores
+ * (WEFT_STREAM_THRESHOLD; unset: llc_size, the node's last-level cache,
+ * or 32 MiB when that is unknown). */
+unsigned long long weft__coll_stream_threshold(unsigned long long llc_size);
 
 #endif /* WEFT_CORE_COLL_H */

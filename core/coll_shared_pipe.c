@@ -30,6 +30,7 @@
 
 #include "core/coll.h"
 #include "core/coll_shared.h"
+#include "core/copy_stream.h"
 #include "core/error.h"
 #include "core/instance.h"
 #include "core/reduce.h"
@@ -48,6 +49,8 @@ typedef struct pipe_op {
      * element *out of the output, *len elements (0 past the end). */
     void (*part)(const weft__coll_t *c, size_t q, size_t j, int r, size_t *in, size_t *out,
                  size_t *len);
+    /* Elements of this rank's output. */
+    size_t (*output)(const weft__coll_t *c);
 } pipe_op_t;
 
 static size_t min_size(size_t a, size_t b)
@@ -110,6 +113,11 @@ static void allreduce_part(const weft__coll_t *c, size_t q, size_t j, int r, siz
     *len = clip(first, q, c->count);
 }
 
+static size_t count_output(const weft__coll_t *c)
+{
+    return c->count;
+}
+
 /* --------------------------------------------------------- reduce_scatter */
 
 /* Chunk j is elements [j q, (j + 1) q) of every rank's block (c->offs:
@@ -137,6 +145,11 @@ static void reduce_scatter_part(const weft__coll_t *c, size_t q, size_t j, int r
     *len = clip(j * q, q, c->rcounts[r]);
 }
 
+static size_t reduce_scatter_output(const weft__coll_t *c)
+{
+    return c->rcounts[c->comm->rank];
+}
+
 /* -------------------------------------------------------------- allgather */
 
 /* Even forms only; chunk j is elements [j q, (j + 1) q) of every block. */
@@ -144,6 +157,11 @@ static void reduce_scatter_part(const weft__coll_t *c, size_t q, size_t j, int r
 static size_t even_block(const weft__coll_t *c)
 {
     return c->rcounts[0];
+}
+
+static size_t every_block_output(const weft__coll_t *c)
+{
+    return (size_t)c->comm->size * c->rcounts[0];
 }
 
 static size_t allgather_chunks(const weft__coll_t *c, size_t q)
@@ -177,13 +195,14 @@ static void alltoall_part(const weft__coll_t *c, size_t q, size_t j, int r, size
 }
 
 static const pipe_op_t op_allreduce = { 1, 1, 1, allreduce_largest, allreduce_chunks,
-                                        allreduce_part };
+                                        allreduce_part, count_output };
 static const pipe_op_t op_reduce_scatter = { 1, 0, 1, reduce_scatter_largest,
-                                             reduce_scatter_chunks, reduce_scatter_part };
+                                             reduce_scatter_chunks, reduce_scatter_part,
+                                             reduce_scatter_output };
 static const pipe_op_t op_allgather = { 0, 1, 0, even_block, allgather_chunks,
-                                        allgather_part };
+                                        allgather_part, every_block_output };
 static const pipe_op_t op_alltoall = { 1, 0, 0, even_block, alltoall_chunks,
-                                       alltoall_part };
+                                       alltoall_part, every_block_output };
 
 /* -------------------------------------------------------------- broadcast */
 
@@ -206,7 +225,8 @@ static void bcast_part(const weft__coll_t *c, size_t q, size_t j, int r, size_t 
     *len = r == c->root ? clip(j * q, q, c->count) : 0;
 }
 
-static const pipe_op_t op_bcast = { 0, 1, 0, bcast_largest, bcast_chunks, bcast_part };
+static const pipe_op_t op_bcast = { 0, 1, 0, bcast_largest, bcast_chunks, bcast_part,
+                                    count_output };
 
 /* Where the parts' input offsets count from: an in-place allgather's
  * block is in the output, a broadcast's buffer is the output. */
@@ -243,6 +263,16 @@ static unsigned char *step_data(const weft__coll_t *c, const weft__shared_t *s, 
     return weft__shared_chunk(s, t, r) + at * used;
 }
 
+/* Copies len bytes into the output: streamed when the output is too
+ * large for the cache (copy_stream.h). */
+static void copy_out(const weft__coll_t *c, void *dst, const void *src, size_t len)
+{
+    if (c->pipe_stream)
+        weft__copy_stream(dst, src, len);
+    else
+        memcpy(dst, src, len);
+}
+
 /* Exchange, first half: the parts the others own, at their rank's place
  * in this rank's slot. */
 static void exchange_write(weft__coll_t *c, unsigned char *slot, size_t q, size_t j)
@@ -260,9 +290,14 @@ static void exchange_write(weft__coll_t *c, unsigned char *slot, size_t q, size_
     }
 }
 
-/* Exchange, second half, of a reduction: this rank's part, its own input first and then
- * the others' in rank order, into the output. The input is read by the
- * first fold only, so an in-place output may overwrite it. */
+/* Exchange, second half, of a reduction: this rank's part, its own
+ * input first and then the others' in rank order, into the output. The
+ * input is read by the first fold only, so an in-place output may
+ * overwrite it. An allreduce folds into its slot of step t + 1 instead,
+ * which its gather stage publishes, and copies the sum from there into
+ * the output: the slot is free already (every rank wrote step t, so
+ * finished reading step t - 1 from it), it stays in this core's cache,
+ * and the output is written once, by a copy that may stream. */
 static void reduce_read(weft__coll_t *c, const weft__shared_t *s, uint32_t t, size_t q,
                         size_t j)
 {
@@ -270,12 +305,13 @@ static void reduce_read(weft__coll_t *c, const weft__shared_t *s, uint32_t t, si
     int me = c->comm->rank;
     size_t at, out, len;
     const void *acc;
-    unsigned char *dst;
+    unsigned char *dst, *own;
 
     op->part(c, q, j, me, &at, &out, &len);
     if (!len)
         return;
-    dst = (unsigned char *)c->recvbuf + out * c->esize;
+    own = (unsigned char *)c->recvbuf + out * c->esize;
+    dst = op->gathers ? step_data(c, s, t + 1, me, 0, q) : own;
     acc = input_base(c) + at * c->esize;
     for (int r = 0; r < s->n; r++) {
         if (r == me)
@@ -286,6 +322,8 @@ static void reduce_read(weft__coll_t *c, const weft__shared_t *s, uint32_t t, si
     }
     if (c->op == WEFT_AVG)
         weft__reduce_avg_finish(dst, len, c->dt, s->n);
+    if (dst != own)
+        copy_out(c, own, dst, len * c->esize);
 }
 
 /* Exchange, second half, of an all-to-all: the parts the others wrote
@@ -305,30 +343,32 @@ static void scatter_read(weft__coll_t *c, const weft__shared_t *s, uint32_t t, s
         if (!len)
             continue;
         if (r != me)
-            memcpy(dst + out * c->esize, step_data(c, s, t, r, 1, q) + (size_t)me * q * c->esize,
-                   len * c->esize);
+            copy_out(c, dst + out * c->esize,
+                     step_data(c, s, t, r, 1, q) + (size_t)me * q * c->esize, len * c->esize);
         else if (c->sendbuf != WEFT_IN_PLACE)
-            memcpy(dst + out * c->esize, input_base(c) + at * c->esize, len * c->esize);
+            copy_out(c, dst + out * c->esize, input_base(c) + at * c->esize, len * c->esize);
     }
 }
 
-/* Copies src to a and to b, reading src once: in pieces that stay in
- * the core's first-level cache between the two copies. */
-static void copy_twice(unsigned char *a, unsigned char *b, const unsigned char *src, size_t len)
+/* Copies src to the slot and to the output, reading src once: in
+ * pieces that stay in the core's first-level cache between the two
+ * copies. */
+static void copy_twice(const weft__coll_t *c, unsigned char *slot, unsigned char *out,
+                       const unsigned char *src, size_t len)
 {
     const size_t piece = 16 * 1024;
 
     for (size_t o = 0; o < len; o += piece) {
         size_t n = len - o < piece ? len - o : piece;
 
-        memcpy(a + o, src + o, n);
-        memcpy(b + o, a + o, n);
+        memcpy(slot + o, src + o, n);
+        copy_out(c, out + o, slot + o, n);
     }
 }
 
-/* Gather, first half: this rank's part (folded into the output, or its
- * own block) at the start of its slot; an out-of-place allgather's block
- * into its place in the output too. */
+/* Gather, first half: this rank's part (its own block; a reduction's
+ * sum is in the slot already) at the start of its slot; an out-of-place
+ * allgather's block into its place in the output too. */
 static void gather_write(weft__coll_t *c, unsigned char *slot, size_t q, size_t j)
 {
     const pipe_op_t *op = c->ctx;
@@ -337,14 +377,14 @@ static void gather_write(weft__coll_t *c, unsigned char *slot, size_t q, size_t 
     size_t at, out, len;
 
     op->part(c, q, j, c->comm->rank, &at, &out, &len);
-    if (!len)
+    if (!len || op->folds)
         return;
     own = (unsigned char *)c->recvbuf + out * c->esize;
-    src = op->folds ? own : input_base(c) + at * c->esize;
+    src = input_base(c) + at * c->esize;
     if (src == own)
         memcpy(slot, own, len * c->esize);
     else
-        copy_twice(slot, own, src, len * c->esize);
+        copy_twice(c, slot, own, src, len * c->esize);
 }
 
 /* Gather, second half: the others' parts into the output (an
@@ -361,11 +401,19 @@ static void gather_read(weft__coll_t *c, const weft__shared_t *s, uint32_t t, si
         if (!len)
             continue;
         if (r != c->comm->rank)
-            memcpy(dst + out * c->esize, step_data(c, s, t, r, 0, q), len * c->esize);
+            copy_out(c, dst + out * c->esize, step_data(c, s, t, r, 0, q), len * c->esize);
     }
 }
 
 /* ---------------------------------------------------------------- the step */
+
+/* Bytes of this node's last-level cache, 0 if unknown. */
+static unsigned long long llc_size(const weft__coll_t *c)
+{
+    const weft__topo_t *topo = c->comm->inst->topo;
+
+    return topo ? (unsigned long long)topo->llc_size : 0;
+}
 
 static void publish_nothing(weft__coll_t *c, unsigned char *dst)
 {
@@ -379,6 +427,20 @@ static weft_result_t wait_rank(weft__coll_t *c, const weft__shared_t *s, int r)
     weft_result_t rc = weft__coll_shared_given_up(c, s, r);
 
     return rc != WEFT_SUCCESS ? rc : weft__coll_shared_wait(c, r);
+}
+
+/* Whether the output is written with streaming stores: when it is too
+ * large for the cache, and not in place of an input whose lines the
+ * exchange read at the same chunk (an allreduce's, an all-to-all's):
+ * those are in cache, and streaming would evict them to write them. */
+static int stream_output(const weft__coll_t *c)
+{
+    const pipe_op_t *op = c->ctx;
+
+    if (c->sendbuf == WEFT_IN_PLACE && (op == &op_allreduce || op == &op_alltoall))
+        return 0;
+    return weft__copy_stream_worth(op->output(c) * c->esize, c->comm->size,
+                                   weft__coll_stream_threshold(llc_size(c)));
 }
 
 static weft_result_t pipe_step(weft__coll_t *c, int *done)
@@ -406,6 +468,7 @@ static weft_result_t pipe_step(weft__coll_t *c, int *done)
         c->pipe_step = 1;
         c->pipe_part = part_elements(c, op->exchanges ? c->comm->size : 1, op->largest(c));
         c->pipe_steps = op->chunks(c, c->pipe_part) * (size_t)stages;
+        c->pipe_stream = stream_output(c);
     }
     q = c->pipe_part;
     for (; c->pipe_step <= c->pipe_steps; c->pipe_step++) {

@@ -540,6 +540,24 @@ static double pipe_chunks(const weft__tune_shape_t *s, double n)
     return n > slot ? n / slot : 1;
 }
 
+/* Time of copying bytes out of the segment into an output of out bytes
+ * per rank: b/2 a byte, or b/3 where the output is streamed
+ * (WEFT_STREAM_THRESHOLD): a streamed store skips reading the line it
+ * writes (1 MiB pieces into a 32 MiB output: 24-26 GB/s streamed against
+ * 17 with memcpy on the development machine). Only the share of the
+ * node's outputs beyond the threshold counts as streamed, so that the
+ * cost still grows with the bytes where the call starts to stream. */
+static double copy_out(const weft__tune_link_t *l, const weft__tune_shape_t *s, double bytes,
+                       double out)
+{
+    double node = out * s->ranks, streamed;
+
+    if (s->stream_from <= 0 || node <= s->stream_from)
+        return bytes * l->beta / 2;
+    streamed = (node - s->stream_from) / node;
+    return bytes * (l->beta / 2 - streamed * l->beta / 6);
+}
+
 /* The root copies chunk after chunk in while the others copy the one
  * before out, two slots apart: the copies overlap but for one chunk,
  * (c + 1) a/2 + n b/2 + min(n, slot) b/2. */
@@ -553,8 +571,9 @@ static double pipelined_bcast(const weft__tune_params_t *p, const weft__tune_sha
            ((double)n < slot ? (double)n : slot) * l->beta / 2;
 }
 
-/* An exchange and a gather step per chunk:
- * a/2 + c a + (2p - 1)/p n b/2 + (p - 1)/p n g. */
+/* An exchange and a gather step per chunk, the others' parts copied in,
+ * the whole vector copied out (o: copy_out, b/2 a byte or less):
+ * a/2 + c a + (p - 1)/p n b/2 + n o + (p - 1)/p n g. */
 static double pipelined_allreduce(const weft__tune_params_t *p, const weft__tune_shape_t *s,
                                   size_t n)
 {
@@ -562,7 +581,8 @@ static double pipelined_allreduce(const weft__tune_params_t *p, const weft__tune
     double part = (double)n / s->ranks;
 
     return l->alpha / 2 + pipe_chunks(s, (double)n) * l->alpha +
-           (2.0 * s->ranks - 1) * part * l->beta / 2 + (s->ranks - 1) * part * p->gamma;
+           (s->ranks - 1) * part * l->beta / 2 + copy_out(l, s, (double)n, (double)n) +
+           (s->ranks - 1) * part * p->gamma;
 }
 
 /* The others' parts in, one's own folded:
@@ -579,25 +599,28 @@ static double pipelined_reduce_scatter(const weft__tune_params_t *p,
 
 /* One block in, p - 1 out, and the own block to its place from the copy
  * in, still in cache (memory speed, taken as g, as Bruck's rotation):
- * (c + 1) a/2 + p n b/2 + n g. */
+ * (c + 1) a/2 + n b/2 + (p - 1) n o + n g. */
 static double pipelined_allgather(const weft__tune_params_t *p, const weft__tune_shape_t *s,
                                   size_t n)
 {
     const weft__tune_link_t *l = flat_link(p, s);
+    double out = (double)n * s->ranks;
 
-    return (pipe_chunks(s, (double)n) + 1) * l->alpha / 2 + s->ranks * (double)n * l->beta / 2 +
-           (double)n * p->gamma;
+    return (pipe_chunks(s, (double)n) + 1) * l->alpha / 2 + (double)n * l->beta / 2 +
+           copy_out(l, s, (s->ranks - 1) * (double)n, out) + (double)n * p->gamma;
 }
 
 /* The others' blocks in, theirs for this rank out:
- * (c + 1) a/2 + (p - 1)/p n b. */
+ * (c + 1) a/2 + (p - 1)/p n (b/2 + o). */
 static double pipelined_alltoall(const weft__tune_params_t *p, const weft__tune_shape_t *s,
                                  size_t n)
 {
     const weft__tune_link_t *l = flat_link(p, s);
 
-    return (pipe_chunks(s, (double)n) + 1) * l->alpha / 2 +
-           (s->ranks - 1) * ((double)n / s->ranks) * l->beta;
+    double others = (s->ranks - 1) * ((double)n / s->ranks);
+
+    return (pipe_chunks(s, (double)n) + 1) * l->alpha / 2 + others * l->beta / 2 +
+           copy_out(l, s, others, (double)n);
 }
 
 static const struct model {

@@ -33,6 +33,7 @@ CONF_ALGO_TESTS = \
 	tests/mp/conf-algo-shared-5.mp tests/mp/conf-algo-shared-8.mp \
 	tests/mp/conf-algo-pipe-3.mp tests/mp/conf-algo-pipe-4.mp \
 	tests/mp/conf-algo-pipe-5.mp tests/mp/conf-algo-pipe-8.mp \
+	tests/mp/conf-algo-pipe-stream-2.mp tests/mp/conf-algo-pipe-stream-5.mp \
 	tests/mp/conf-algo-flat-nodes-7.mp
 
 CONF_TESTS = \

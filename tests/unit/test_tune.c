@@ -33,6 +33,7 @@
 static const weft__tune_shape_t shapes[] = {
     { 8, 1, 8, 1 }, { 16, 4, 4, 1 }, { 16, 4, 4, 0 }, { 24, 4, 6, 1 }, { 4, 4, 1, 1 },
     { 2, 1, 2, 1 }, { 7, 1, 7, 1 }, { 12, 3, 4, 1 }, { 1, 1, 1, 1 },
+    { 2, 1, 2, 1, 1, 1 << 20 }, { 8, 1, 8, 1, 1, 1 << 20 },
 };
 #define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
 
@@ -169,6 +170,32 @@ static void large_on_one_node_take_the_pipelined_segment(void **state)
     }
 }
 
+/* An output the node's cache cannot hold is streamed (copy_stream.h),
+ * which makes the copies out cheaper: the pipelined all-to-all then wins
+ * at large sizes too, where it only tied with pairwise; below the
+ * threshold nothing changes. */
+static void streamed_outputs_favour_the_pipelined_segment(void **state)
+{
+    weft__tune_params_t p;
+    const weft__tune_shape_t plain = { 2, 1, 2, 1, 1 },
+                             streams = { 2, 1, 2, 1, 1, (double)(32 << 20) + 1 };
+    const char *ops[] = { "allreduce", "allgather", "alltoall" };
+    size_t big = (size_t)64 << 20, small = (size_t)4 << 20;
+
+    (void)state;
+    textbook(&p);
+    for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+        const weft__tune_cost_fn f = weft__tune_cost_of(ops[k], "shared_pipelined");
+
+        assert_non_null(f);
+
+        assert_true(f(&p, &streams, big) < f(&p, &plain, big));
+        assert_true(f(&p, &streams, small) == f(&p, &plain, small));
+    }
+    assert_string_equal(best_name(&p, &plain, WEFT__COLL_ALLTOALL, big), "pairwise");
+    assert_string_equal(best_name(&p, &streams, WEFT__COLL_ALLTOALL, big), "shared_pipelined");
+}
+
 static void huge_messages_take_bandwidth_optimal(void **state)
 {
     weft__tune_params_t p;
@@ -260,8 +287,15 @@ static void identical_parameters_identical_choices(void **state)
     a->tune.inter.alpha = 7.25e-6; /* not the defaults: a measured set */
     memcpy(&b->tune, &a->tune, sizeof(a->tune));
     for (size_t s = 0; s < NSHAPES; s++) {
+        weft__tune_shape_t seen;
+
         fake_comm(&ca, a, &shapes[s]);
         fake_comm(&cb, b, &shapes[s]);
+        /* The communicator's shape, with the streaming threshold of its
+         * node (the default, with no topology). */
+        weft__tune_shape_of(&ca, &seen);
+        assert_int_equal(seen.ranks, shapes[s].ranks);
+        assert_true(seen.stream_from > 0);
         for (int k = 0; k < WEFT__COLL_NKINDS; k++)
             for (int even = 0; even < 2; even++)
                 for (int bit = 0; bit < 40; bit++) {
@@ -272,7 +306,7 @@ static void identical_parameters_identical_choices(void **state)
                     assert_int_equal(pa, weft__tune_pick(&ca, k, bytes, even));
                     assert_int_equal(pa, weft__tune_pick(&cb, k, bytes, even));
                     /* The bucket's choice is the one predicted for its top. */
-                    assert_int_equal(pa, weft__tune_best(&a->tune, &shapes[s], k,
+                    assert_int_equal(pa, weft__tune_best(&a->tune, &seen, k,
                                                          (size_t)1 << weft__tune_bucket(bytes),
                                                          even, 0, NULL));
                 }
@@ -417,6 +451,7 @@ int main(void)
         cmocka_unit_test(tiny_messages_take_log_steps),
         cmocka_unit_test(small_on_one_node_take_the_shared_segment),
         cmocka_unit_test(large_on_one_node_take_the_pipelined_segment),
+        cmocka_unit_test(streamed_outputs_favour_the_pipelined_segment),
         cmocka_unit_test(huge_messages_take_bandwidth_optimal),
         cmocka_unit_test(small_across_nodes_takes_hierarchical),
         cmocka_unit_test(bruck_and_node_aware_allgather_need_even_blocks),
