@@ -424,12 +424,15 @@ void weft__coll_describe(const weft__coll_t *c, char *buf, size_t cap)
 /* Streaming output stores: from the last-level cache's size unless set. */
 #define COLL_STREAM_UNSET ULLONG_MAX
 #define COLL_STREAM_NO_LLC (32ull << 20)
+/* A second of spinning is already a core's worth of waste. */
+#define COLL_SPIN_US_MAX 1000000
 
 /* Set once by weft__coll_settings_parse; atomic, since threads of other
  * instances may read them meanwhile (all read the same values). */
 static size_t coll_chunk = COLL_CHUNK_DEFAULT;
 static int coll_a2a_window = COLL_A2A_WINDOW_DEFAULT;
 static unsigned long long coll_stream = COLL_STREAM_UNSET;
+static long long spin_us = -1;
 
 /* An unsigned setting from the environment: *out unchanged when unset. */
 static weft_result_t env_setting(const char *name, unsigned long long min,
@@ -452,15 +455,18 @@ static weft_result_t env_setting(const char *name, unsigned long long min,
 weft_result_t weft__coll_settings_parse(void)
 {
     unsigned long long chunk = COLL_CHUNK_DEFAULT, window = COLL_A2A_WINDOW_DEFAULT;
-    unsigned long long stream = COLL_STREAM_UNSET;
+    unsigned long long stream = COLL_STREAM_UNSET, spin = ULLONG_MAX;
     weft_result_t rc = env_setting("WEFT_COLL_CHUNK", COLL_CHUNK_MIN, SIZE_MAX / 2, &chunk);
 
     if (rc == WEFT_SUCCESS)
         rc = env_setting("WEFT_ALLTOALL_THROTTLE", 0, INT_MAX, &window);
     if (rc == WEFT_SUCCESS)
         rc = env_setting("WEFT_STREAM_THRESHOLD", 0, COLL_STREAM_UNSET - 1, &stream);
+    if (rc == WEFT_SUCCESS)
+        rc = env_setting("WEFT_SPIN_US", 0, COLL_SPIN_US_MAX, &spin);
     if (rc != WEFT_SUCCESS)
         return rc;
+    __atomic_store_n(&spin_us, spin == ULLONG_MAX ? -1 : (long long)spin, __ATOMIC_RELAXED);
     __atomic_store_n(&coll_chunk, (size_t)chunk, __ATOMIC_RELAXED);
     __atomic_store_n(&coll_a2a_window, (int)window, __ATOMIC_RELAXED);
     __atomic_store_n(&coll_stream, stream, __ATOMIC_RELAXED);
@@ -475,6 +481,11 @@ size_t weft__coll_chunk_bytes(void)
 int weft__coll_alltoall_window(void)
 {
     return __atomic_load_n(&coll_a2a_window, __ATOMIC_RELAXED);
+}
+
+long long weft__coll_spin_us(void)
+{
+    return __atomic_load_n(&spin_us, __ATOMIC_RELAXED);
 }
 
 unsigned long long weft__coll_stream_threshold(unsigned long long llc_size)

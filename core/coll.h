@@ -280,9 +280,10 @@ void weft__allreduce_flat(weft__coll_t *c, weft_comm_t comm, size_t bytes);
  * and lists the valid choices. */
 weft_result_t weft__coll_algo_parse(const char *spec);
 
-/* Reads WEFT_COLL_CHUNK, WEFT_ALLTOALL_THROTTLE and WEFT_STREAM_THRESHOLD (at weft_init, as
- * WEFT_ALGO); a malformed value is WEFT_ERR_INVALID_ARG naming the
- * variable. Until then, and where unset, the defaults hold. */
+/* Reads WEFT_COLL_CHUNK, WEFT_ALLTOALL_THROTTLE, WEFT_STREAM_THRESHOLD and
+ * WEFT_SPIN_US (at weft_init, as WEFT_ALGO); a malformed value is
+ * WEFT_ERR_INVALID_ARG naming the variable. Until then, and where unset,
+ * the defaults hold. */
 weft_result_t weft__coll_settings_parse(void);
 /* Pipelining: ring steps move their blocks in chunks of this many bytes
  * (WEFT_COLL_CHUNK), so that reducing one chunk overlaps receiving the
@@ -296,5 +297,8 @@ int weft__coll_alltoall_window(void);
  * (WEFT_STREAM_THRESHOLD; unset: llc_size, the node's last-level cache,
  * or 32 MiB when that is unknown). */
 unsigned long long weft__coll_stream_threshold(unsigned long long llc_size);
+/* Microseconds a wait spins before it sleeps (WEFT_SPIN_US), -1 where
+ * unset: then progress.c chooses by how crowded the node's cores are. */
+long long weft__coll_spin_us(void);
 
 #endif /* WEFT_CORE_COLL_H */

@@ -18,15 +18,23 @@
 #include "core/log.h"
 #include "core/progress.h"
 
-/* A waiter spins WEFT_SPIN_POLLS polls, then on for WEFT_SPIN_US by the
- * clock (read every WEFT_SPIN_CLOCK_EVERY polls), then sleeps. A budget in
- * time, not polls: once polls got cheaper, 200 of them ended before a
- * reply that a scheduler hiccup delayed by a few microseconds, and the
- * sleep and wake-up then cost ten times the message. It is short enough
- * that a rank blocked on a slow peer stops using its core at once. */
+/* A waiter spins WEFT_SPIN_POLLS polls, then on for a budget of time by
+ * the clock (read every WEFT_SPIN_CLOCK_EVERY polls), then sleeps. A
+ * budget in time, not polls: once polls got cheaper, 200 of them ended
+ * before a reply that a scheduler hiccup delayed by a few microseconds,
+ * and the sleep and wake-up then cost ten times the message.
+ * Where ranks outnumber cores the budget is short, so that a rank blocked
+ * on a slow peer gives its core up at once. Where each has a core, it is
+ * longer: waking a sleeping rank costs far more than the spin. On the
+ * development machine (a virtual machine, whose idle virtual cores the
+ * host takes back) a 128 KiB broadcast at 2 ranks stalled for 100-300 us
+ * about once in a hundred calls; with 50 us of spin those stalls became
+ * sleeps of 600-900 us, with 1 ms they stayed at 100-300 us. WEFT_SPIN_US
+ * sets either. */
 #define WEFT_SPIN_POLLS 64
 #define WEFT_SPIN_CLOCK_EVERY 16
-#define WEFT_SPIN_US 50
+#define WEFT_SPIN_US_SHARED_CORES 50
+#define WEFT_SPIN_US_OWN_CORE 1000
 /* With more ranks than cores on the node, a spinning waiter yields after
  * every fruitless poll, so that the peer it waits for gets the core at
  * once (8-byte allreduce, 4 ranks on 2 cores: 11 us against 14 us when
@@ -198,10 +206,11 @@ static int node_oversubscribed(weft__instance_t *inst)
     return inst->oversubscribed > 0;
 }
 
-/* The spinning part of a wait (see WEFT_SPIN_US). */
+/* The spinning part of a wait (see WEFT_SPIN_POLLS). */
 typedef struct spin_state {
     int spins;
     int yield_every;
+    int budget_us;
     int64_t end_us;
     const unsigned *moves;       /* inst->shared_moves */
     unsigned moves_seen;
@@ -209,8 +218,15 @@ typedef struct spin_state {
 
 static void spin_init(spin_state_t *sp, weft__instance_t *inst)
 {
+    long long set = weft__coll_spin_us();
+    int crowded = node_oversubscribed(inst);
+
     sp->spins = 0;
-    sp->yield_every = node_oversubscribed(inst) ? WEFT_YIELD_EVERY : 0;
+    sp->yield_every = crowded ? WEFT_YIELD_EVERY : 0;
+    if (set >= 0)
+        sp->budget_us = (int)set;
+    else
+        sp->budget_us = crowded ? WEFT_SPIN_US_SHARED_CORES : WEFT_SPIN_US_OWN_CORE;
     sp->end_us = 0;
     sp->moves = &inst->shared_moves;
     sp->moves_seen = __atomic_load_n(sp->moves, __ATOMIC_RELAXED);
@@ -235,7 +251,7 @@ static int spin_spent(spin_state_t *sp)
         sp->end_us = 0;
     }
     if (!sp->end_us) {
-        sp->end_us = now_us() + WEFT_SPIN_US;
+        sp->end_us = now_us() + sp->budget_us;
         return 0;
     }
     return now_us() >= sp->end_us;

@@ -4,13 +4,16 @@
  * a message naming it and listing the valid ones. A forced algorithm runs
  * where it can, and where it cannot (Bruck's all-to-all or a binomial
  * gather of the v-forms, whose counts only some ranks know) the automatic
- * choice runs instead.
+ * choice runs instead. The numeric settings read beside WEFT_ALGO take
+ * their values, keep their defaults where unset, and refuse what is not
+ * a number in range, naming the variable.
  */
 #include "config.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -156,6 +159,59 @@ static void rejects_overlong_spec(void **state)
     assert_int_equal(weft__coll_algo_parse(spec), WEFT_ERR_INVALID_ARG);
 }
 
+static const char *const settings[] = { "WEFT_COLL_CHUNK", "WEFT_ALLTOALL_THROTTLE",
+                                        "WEFT_STREAM_THRESHOLD", "WEFT_SPIN_US" };
+
+static void unset_settings(void)
+{
+    for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
+        unsetenv(settings[i]);
+}
+
+static void settings_take_their_values(void **state)
+{
+    (void)state;
+    unset_settings();
+    assert_int_equal(weft__coll_settings_parse(), WEFT_SUCCESS);
+    assert_int_equal(weft__coll_spin_us(), -1);
+    assert_int_equal(weft__coll_stream_threshold(8u << 20), 8u << 20);
+    assert_int_equal(weft__coll_stream_threshold(0), 32u << 20);
+    setenv("WEFT_COLL_CHUNK", "65536", 1);
+    setenv("WEFT_ALLTOALL_THROTTLE", "0", 1);
+    setenv("WEFT_STREAM_THRESHOLD", "0", 1);
+    setenv("WEFT_SPIN_US", "250", 1);
+    assert_int_equal(weft__coll_settings_parse(), WEFT_SUCCESS);
+    assert_int_equal(weft__coll_chunk_bytes(), 65536);
+    assert_int_equal(weft__coll_alltoall_window(), 0);
+    assert_int_equal(weft__coll_stream_threshold(8u << 20), 0);
+    assert_int_equal(weft__coll_spin_us(), 250);
+    unset_settings();
+    assert_int_equal(weft__coll_settings_parse(), WEFT_SUCCESS);
+    assert_int_equal(weft__coll_spin_us(), -1);
+    assert_int_equal(weft__coll_chunk_bytes(), 256 * 1024);
+}
+
+static void settings_refuse_what_is_not_a_number_in_range(void **state)
+{
+    const char *bad[] = { "", "abc", "-1", "12x", "99999999999999999999999" };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
+        for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+            unset_settings();
+            setenv(settings[i], bad[b], 1);
+            assert_int_equal(weft__coll_settings_parse(), WEFT_ERR_INVALID_ARG);
+            assert_non_null(strstr(weft__get_error(), settings[i]));
+        }
+    unset_settings();
+    setenv("WEFT_SPIN_US", "1000001", 1);
+    assert_int_equal(weft__coll_settings_parse(), WEFT_ERR_INVALID_ARG);
+    setenv("WEFT_SPIN_US", "1000000", 1);
+    assert_int_equal(weft__coll_settings_parse(), WEFT_SUCCESS);
+    unset_settings();
+    assert_int_equal(weft__coll_settings_parse(), WEFT_SUCCESS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +222,8 @@ int main(void)
         cmocka_unit_test(rejects_unknown_algorithm),
         cmocka_unit_test(rejects_unknown_operation),
         cmocka_unit_test(rejects_overlong_spec),
+        cmocka_unit_test(settings_take_their_values),
+        cmocka_unit_test(settings_refuse_what_is_not_a_number_in_range),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
