@@ -210,13 +210,35 @@ WEFT_API weft_result_t weft_reduce_scatterv(const void *sendbuf, void *recvbuf,
                                 WEFT__COLL_BLOCKING);
 }
 
+/* The even form with its counts written out, for start_reduce_scatter.
+ * Not inlined: its array would make every call, those of count 0 too,
+ * set up a 512-byte frame. */
+static __attribute__((noinline)) weft_result_t start_reduce_scatter_counts(const char *fn, const void *sendbuf,
+                                                 void *recvbuf, size_t recvcount,
+                                                 weft_dtype_t dt, weft_op_t op, weft_comm_t comm,
+                                                 weft_request_t *req)
+{
+    size_t local[64], *counts = local; /* no allocation up to 64 ranks; filled below */
+    weft_result_t rc;
+
+    if (comm->size > 64 && !(counts = malloc((size_t)comm->size * sizeof(*counts))))
+        return weft__error(WEFT_ERR_NO_MEMORY, "%s: out of memory", fn);
+    /* A communicator has a rank at least (which the compiler cannot know). */
+    counts[0] = recvcount;
+    for (int i = 1; i < comm->size; i++)
+        counts[i] = recvcount;
+    rc = start_reduce_scatter(fn, sendbuf, recvbuf, counts, dt, op, comm, req);
+    if (counts != local)
+        free(counts);
+    return rc;
+}
+
 static weft_result_t start_reduce_scatter_even(const char *fn, const void *sendbuf,
                                                void *recvbuf, size_t recvcount, weft_dtype_t dt,
                                                weft_op_t op, weft_comm_t comm,
                                                weft_request_t *req)
 {
     weft_result_t rc = weft__coll_check_call(comm, fn, req);
-    size_t local[64], *counts = local; /* no allocation up to 64 ranks; filled below */
 
     if (rc != WEFT_SUCCESS)
         return rc;
@@ -224,14 +246,7 @@ static weft_result_t start_reduce_scatter_even(const char *fn, const void *sendb
     if (recvcount == 0 && weft__dtype_bytes(dt) &&
         weft__coll_check_op(fn, dt, op) == WEFT_SUCCESS && weft__coll_skip_empty(comm, req))
         return WEFT_SUCCESS;
-    if (comm->size > 64 && !(counts = malloc((size_t)comm->size * sizeof(*counts))))
-        return weft__error(WEFT_ERR_NO_MEMORY, "%s: out of memory", fn);
-    for (int i = 0; i < comm->size; i++)
-        counts[i] = recvcount;
-    rc = start_reduce_scatter(fn, sendbuf, recvbuf, counts, dt, op, comm, req);
-    if (counts != local)
-        free(counts);
-    return rc;
+    return start_reduce_scatter_counts(fn, sendbuf, recvbuf, recvcount, dt, op, comm, req);
 }
 
 WEFT_API weft_result_t weft_ireduce_scatter(const void *sendbuf, void *recvbuf,

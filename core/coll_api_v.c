@@ -290,20 +290,16 @@ WEFT_API weft_result_t weft_allgatherv(const void *sendbuf, size_t sendcount, vo
                            comm, WEFT__COLL_BLOCKING);
 }
 
-static weft_result_t start_allgather_even(const char *fn, const void *sendbuf, void *recvbuf,
-                                          size_t count, weft_dtype_t dt, weft_comm_t comm,
-                                          weft_request_t *req)
+/* The even allgather with its layout written out. Not inlined, as
+ * start_reduce_scatter_counts: its array would give calls of count 0 a
+ * large frame too. */
+static __attribute__((noinline)) weft_result_t
+start_allgather_layout(const char *fn, const void *sendbuf, void *recvbuf, size_t count,
+                       size_t esize, weft_dtype_t dt, weft_comm_t comm, weft_request_t *req)
 {
-    weft_result_t rc = weft__coll_check_call(comm, fn, req);
-    size_t esize = weft__dtype_bytes(dt), *v, local[2 * EVEN_LOCAL_RANKS];
+    size_t *v, local[2 * EVEN_LOCAL_RANKS];
+    weft_result_t rc;
 
-    if (rc == WEFT_SUCCESS && esize)
-        rc = weft__coll_check_total(fn, "count", count, esize, comm);
-    if (rc != WEFT_SUCCESS)
-        return rc;
-    /* Nothing to move (a valid dtype, so no error to report either). */
-    if (count == 0 && esize && weft__coll_skip_empty(comm, req))
-        return WEFT_SUCCESS;
     if (!(v = even_layout(fn, comm->size, count, local)))
         return WEFT_ERR_NO_MEMORY;
     /* sendbuf at this rank's block of recvbuf is in place too. */
@@ -313,6 +309,23 @@ static weft_result_t start_allgather_even(const char *fn, const void *sendbuf, v
     rc = start_allgather(fn, sendbuf, count, recvbuf, v, v + comm->size, dt, comm, req);
     even_free(v, local);
     return rc;
+}
+
+static weft_result_t start_allgather_even(const char *fn, const void *sendbuf, void *recvbuf,
+                                          size_t count, weft_dtype_t dt, weft_comm_t comm,
+                                          weft_request_t *req)
+{
+    weft_result_t rc = weft__coll_check_call(comm, fn, req);
+    size_t esize = weft__dtype_bytes(dt);
+
+    if (rc == WEFT_SUCCESS && esize)
+        rc = weft__coll_check_total(fn, "count", count, esize, comm);
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    /* Nothing to move (a valid dtype, so no error to report either). */
+    if (count == 0 && esize && weft__coll_skip_empty(comm, req))
+        return WEFT_SUCCESS;
+    return start_allgather_layout(fn, sendbuf, recvbuf, count, esize, dt, comm, req);
 }
 
 WEFT_API weft_result_t weft_iallgather(const void *sendbuf, void *recvbuf, size_t count,
@@ -392,12 +405,29 @@ WEFT_API weft_result_t weft_alltoallv(const void *sendbuf, const size_t *sendcou
                           rdispls, dt, comm, WEFT__COLL_BLOCKING);
 }
 
+/* The even all-to-all with its layout written out (not inlined, as
+ * start_allgather_layout). */
+static __attribute__((noinline)) weft_result_t
+start_alltoall_layout(const char *fn, const void *sendbuf, void *recvbuf, size_t count,
+                      weft_dtype_t dt, weft_comm_t comm, weft_request_t *req)
+{
+    size_t *v, local[2 * EVEN_LOCAL_RANKS];
+    weft_result_t rc;
+
+    if (!(v = even_layout(fn, comm->size, count, local)))
+        return WEFT_ERR_NO_MEMORY;
+    rc = start_alltoall(fn, 1, count, sendbuf, v, v + comm->size, recvbuf, v, v + comm->size, dt,
+                        comm, req);
+    even_free(v, local);
+    return rc;
+}
+
 static weft_result_t start_alltoall_even(const char *fn, const void *sendbuf, void *recvbuf,
                                          size_t count, weft_dtype_t dt, weft_comm_t comm,
                                          weft_request_t *req)
 {
     weft_result_t rc = weft__coll_check_call(comm, fn, req);
-    size_t esize = weft__dtype_bytes(dt), *v, local[2 * EVEN_LOCAL_RANKS];
+    size_t esize = weft__dtype_bytes(dt);
 
     if (rc == WEFT_SUCCESS && esize)
         rc = weft__coll_check_total(fn, "count", count, esize, comm);
@@ -406,12 +436,7 @@ static weft_result_t start_alltoall_even(const char *fn, const void *sendbuf, vo
     /* Nothing to move (a valid dtype, so no error to report either). */
     if (count == 0 && esize && weft__coll_skip_empty(comm, req))
         return WEFT_SUCCESS;
-    if (!(v = even_layout(fn, comm->size, count, local)))
-        return WEFT_ERR_NO_MEMORY;
-    rc = start_alltoall(fn, 1, count, sendbuf, v, v + comm->size, recvbuf, v, v + comm->size, dt,
-                        comm, req);
-    even_free(v, local);
-    return rc;
+    return start_alltoall_layout(fn, sendbuf, recvbuf, count, dt, comm, req);
 }
 
 WEFT_API weft_result_t weft_ialltoall(const void *sendbuf, void *recvbuf, size_t count,

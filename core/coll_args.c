@@ -10,9 +10,11 @@
 #include "core/coll_args.h"
 #include "core/error.h"
 #include "core/op.h"
+#include "core/reduce.h"
 #include "core/request.h"
 
-weft_result_t weft__coll_check_call(weft_comm_t comm, const char *fn, const weft_request_t *req)
+weft_result_t weft__coll_check_call_report(weft_comm_t comm, const char *fn,
+                                           const weft_request_t *req)
 {
     weft_result_t rc = weft__comm_check(comm, fn);
 
@@ -26,10 +28,12 @@ weft_result_t weft__coll_check_call(weft_comm_t comm, const char *fn, const weft
 weft_result_t weft__coll_check_data(const char *fn, const char *name, const void *buf,
                                     size_t count, weft_dtype_t dt, size_t *esize)
 {
+    size_t bytes;
+
     *esize = weft__dtype_bytes(dt);
     if (!*esize)
         return weft__error(WEFT_ERR_INVALID_ARG, "%s: dt %d is not a weft_dtype_t", fn, (int)dt);
-    if (count > SIZE_MAX / *esize)
+    if (__builtin_mul_overflow(count, *esize, &bytes))
         return weft__error(WEFT_ERR_INVALID_ARG, "%s: count %zu overflows the size of %s", fn,
                            count, name);
     if (count > 0 && !buf)
@@ -38,13 +42,11 @@ weft_result_t weft__coll_check_data(const char *fn, const char *name, const void
     return WEFT_SUCCESS;
 }
 
-weft_result_t weft__coll_check_total(const char *fn, const char *name, size_t count,
-                                     size_t esize, weft_comm_t comm)
+weft_result_t weft__coll_total_overflows(const char *fn, const char *name, size_t count,
+                                         weft_comm_t comm)
 {
-    if (count > SIZE_MAX / esize / (size_t)comm->size)
-        return weft__error(WEFT_ERR_INVALID_ARG, "%s: %s %zu times %d ranks overflows", fn, name,
-                           count, comm->size);
-    return WEFT_SUCCESS;
+    return weft__error(WEFT_ERR_INVALID_ARG, "%s: %s %zu times %d ranks overflows", fn, name,
+                       count, comm->size);
 }
 
 weft_result_t weft__coll_check_root(const char *fn, int root, weft_comm_t comm)
@@ -90,6 +92,10 @@ weft_result_t weft__coll_check_op(const char *fn, weft_dtype_t dt, weft_op_t op)
     unsigned char scalar[8];
     int premul;
 
+    /* A built-in operator on a type it applies to, the common case,
+     * without the PREMUL_SUM lookup; the rest gets its message there. */
+    if ((unsigned)op <= WEFT_BXOR && weft__reduce_check(dt, op) == WEFT_SUCCESS)
+        return WEFT_SUCCESS;
     return weft__op_check(fn, dt, op, scalar, &premul);
 }
 

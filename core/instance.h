@@ -82,7 +82,12 @@ typedef struct weft__instance {
 } weft__instance_t;
 
 /* Element size of dt, 0 for an invalid type. */
-size_t weft__dtype_bytes(weft_dtype_t dt);
+extern const size_t weft__dtype_sizes[WEFT_DTYPE_COUNT];
+
+static inline size_t weft__dtype_bytes(weft_dtype_t dt)
+{
+    return (unsigned)dt < WEFT_DTYPE_COUNT ? weft__dtype_sizes[dt] : 0;
+}
 
 void weft__instance_release(weft__instance_t *inst);
 

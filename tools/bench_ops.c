@@ -120,8 +120,12 @@ weft_result_t bench_run(bench_kind_t k, void *sb, void *rb, size_t count,
     size_t esize = 0;
     int rank = 0;
 
-    weft_dtype_size(o->dt, &esize);
-    weft_comm_rank(comm, &rank);
+    /* Only the forms that place a block by rank look these up: the loop
+     * times this function, and its own costs count against weft. */
+    if (in_place && (k == BENCH_ALLGATHER || k == BENCH_GATHER || k == BENCH_SCATTER)) {
+        weft_dtype_size(o->dt, &esize);
+        weft_comm_rank(comm, &rank);
+    }
     switch (k) {
     case BENCH_ALLREDUCE:
         return weft_allreduce(in_place ? rb : sb, rb, count, o->dt, o->redop, comm);
