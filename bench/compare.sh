@@ -19,7 +19,8 @@
 # (Gloo, through torch.distributed) with apt-get when they are missing and
 # this runs as root. Also prints this machine's single-core memcpy
 # bandwidth and the 2-rank allreduce bus bandwidth at the largest size
-# next to it. A benchmark: figures, no verdict.
+# next to it, and how fast data crosses between two cores before and
+# after the runs. A benchmark: figures, no verdict.
 set -u
 reps=5
 ranks="2 4"
@@ -31,7 +32,7 @@ while getopts r:n:s:o: opt; do
     n) ranks=$OPTARG ;;
     s) sizes=$OPTARG ;;
     o) ops=$OPTARG ;;
-    *) sed -n '2,22p' "$0"; exit 2 ;;
+    *) sed -n '2,23p' "$0"; exit 2 ;;
     esac
 done
 top=$(pwd)
@@ -84,6 +85,12 @@ else
     echo "torch with Gloo is not available: its column stays empty" >&2
 fi
 cc -O2 "$srcdir/bench/memcpy_bw.c" -o "$tmp/memcpy_bw" || exit 1
+cc -O2 -pthread "$srcdir/bench/core_to_core.c" -o "$tmp/core_to_core" || exit 1
+# How fast data crosses between cores now, and again at the end: on a
+# virtual machine it changes for minutes at a time with where the host
+# runs the virtual cores, and shared-memory figures with it (see
+# core_to_core.c).
+echo "before: $("$tmp/core_to_core")"
 
 # Enough iterations for a stable mean, few for big sizes. The smallest
 # sizes get more: some calls there move nothing (8 bytes over 4 ranks is
@@ -184,6 +191,7 @@ memcpy=$("$tmp/memcpy_bw")
 big=$(echo $sizes | tr ' ' '\n' | sort -n | tail -1)
 t2=$(awk -v b="$big" '$1 == "allreduce" && $2 == 2 && $3 == b { print $4 }' "$tmp/table")
 echo
+echo "after: $("$tmp/core_to_core")"
 echo "single-core memcpy bandwidth: $memcpy GB/s"
 if [ -n "$t2" ] && [ "$t2" != - ]; then
     awk -v b="$big" -v t="$t2" -v m="$memcpy" 'BEGIN {
