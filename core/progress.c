@@ -26,11 +26,10 @@
  * Where ranks outnumber cores the budget is short, so that a rank blocked
  * on a slow peer gives its core up at once. Where each has a core, it is
  * longer: waking a sleeping rank costs far more than the spin. On the
- * development machine (a virtual machine, whose idle virtual cores the
- * host takes back) a 128 KiB broadcast at 2 ranks stalled for 100-300 us
- * about once in a hundred calls; with 50 us of spin those stalls became
- * sleeps of 600-900 us, with 1 ms they stayed at 100-300 us. WEFT_SPIN_US
- * sets either. */
+ * development machine (a virtual machine) a 128 KiB broadcast at 2 ranks
+ * stalled for 100-300 us about once in a hundred calls; with 50 us of
+ * spin those stalls became sleeps of 600-900 us, with 1 ms they stayed at
+ * 100-300 us. WEFT_SPIN_US sets either. */
 #define WEFT_SPIN_POLLS 64
 #define WEFT_SPIN_CLOCK_EVERY 16
 #define WEFT_SPIN_US_SHARED_CORES 50
