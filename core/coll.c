@@ -488,13 +488,16 @@ long long weft__coll_spin_us(void)
     return __atomic_load_n(&spin_us, __ATOMIC_RELAXED);
 }
 
+unsigned long long weft__coll_stream_default(unsigned long long llc_size)
+{
+    return llc_size ? llc_size : COLL_STREAM_NO_LLC;
+}
+
 unsigned long long weft__coll_stream_threshold(unsigned long long llc_size)
 {
     unsigned long long set = __atomic_load_n(&coll_stream, __ATOMIC_RELAXED);
 
-    if (set != COLL_STREAM_UNSET)
-        return set;
-    return llc_size ? llc_size : COLL_STREAM_NO_LLC;
+    return set != COLL_STREAM_UNSET ? set : weft__coll_stream_default(llc_size);
 }
 
 weft_request_t weft__coll_blocking_marker;

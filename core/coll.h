@@ -297,6 +297,9 @@ int weft__coll_alltoall_window(void);
  * (WEFT_STREAM_THRESHOLD; unset: llc_size, the node's last-level cache,
  * or 32 MiB when that is unknown). */
 unsigned long long weft__coll_stream_threshold(unsigned long long llc_size);
+/* The same without WEFT_STREAM_THRESHOLD: what the tuner assumes, so that
+ * ranks that set the variable differently still choose alike. */
+unsigned long long weft__coll_stream_default(unsigned long long llc_size);
 /* Microseconds a wait spins before it sleeps (WEFT_SPIN_US), -1 where
  * unset: then progress.c chooses by how crowded the node's cores are. */
 long long weft__coll_spin_us(void);

@@ -17,9 +17,10 @@
  *   - gather: every rank writes its part (the one it folded, or its block)
  *     to its slot; the others copy it out.
  * An allreduce runs both, a reduce_scatter and an all-to-all the first,
- * an allgather and a broadcast the second. A byte is copied once into the segment and folded or copied
- * once out of it; through a transport, a ring copies it into the
- * transport's buffer, out into a scratch buffer, and only then folds it.
+ * an allgather and a broadcast the second. A byte is copied once into
+ * the segment and folded or copied once out of it; through a transport,
+ * a ring copies it into the transport's buffer, out into a scratch
+ * buffer, and only then folds it.
  * Every part is folded by one rank, in a fixed order, so every rank ends
  * with the same bits.
  */
@@ -407,14 +408,6 @@ static void gather_read(weft__coll_t *c, const weft__shared_t *s, uint32_t t, si
 
 /* ---------------------------------------------------------------- the step */
 
-/* Bytes of this node's last-level cache, 0 if unknown. */
-static unsigned long long llc_size(const weft__coll_t *c)
-{
-    const weft__topo_t *topo = c->comm->inst->topo;
-
-    return topo ? (unsigned long long)topo->llc_size : 0;
-}
-
 static void publish_nothing(weft__coll_t *c, unsigned char *dst)
 {
     (void)c;
@@ -440,7 +433,8 @@ static int stream_output(const weft__coll_t *c)
     if (c->sendbuf == WEFT_IN_PLACE && (op == &op_allreduce || op == &op_alltoall))
         return 0;
     return weft__copy_stream_worth(op->output(c) * c->esize, c->comm->size,
-                                   weft__coll_stream_threshold(llc_size(c)));
+                                   weft__coll_stream_threshold(
+                                       weft__instance_llc_bytes(c->comm->inst)));
 }
 
 static weft_result_t pipe_step(weft__coll_t *c, int *done)

@@ -89,6 +89,12 @@ static inline size_t weft__dtype_bytes(weft_dtype_t dt)
     return (unsigned)dt < WEFT_DTYPE_COUNT ? weft__dtype_sizes[dt] : 0;
 }
 
+/* Bytes of one of this node's last-level caches, 0 if unknown. */
+static inline unsigned long long weft__instance_llc_bytes(const weft__instance_t *inst)
+{
+    return inst->topo ? (unsigned long long)inst->topo->llc_size : 0;
+}
+
 void weft__instance_release(weft__instance_t *inst);
 
 /* instance_topo.c. After the rendezvous (peers[].host_id filled):

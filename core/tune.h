@@ -48,9 +48,9 @@ typedef struct weft__tune_shape {
     int per_node;       /* ranks on its most populated node */
     int contiguous;     /* each node's ranks are consecutive */
     int shared;         /* it may use a node-shared segment (weft__shared_usable) */
-    /* Bytes of output, over the ranks of the node together, from which
-     * the pipelined shared algorithms stream it (copy_stream.h); 0: they
-     * never do. */
+    /* Bytes of output, over the ranks of the node together, beyond which
+     * the pipelined shared algorithms stream it (copy_stream.h), at the
+     * default WEFT_STREAM_THRESHOLD; 0: they never do. */
     double stream_from;
 } weft__tune_shape_t;
 

@@ -552,7 +552,7 @@ static double copy_out(const weft__tune_link_t *l, const weft__tune_shape_t *s, 
 {
     double node = out * s->ranks, streamed;
 
-    if (s->stream_from <= 0 || node <= s->stream_from)
+    if (s->stream_from <= 0 || node <= s->stream_from) /* as weft__copy_stream_worth */
         return bytes * l->beta / 2;
     streamed = (node - s->stream_from) / node;
     return bytes * (l->beta / 2 - streamed * l->beta / 6);

@@ -85,8 +85,8 @@ void weft__tune_shape_of(const struct weft_comm *comm, weft__tune_shape_t *s)
     s->per_node = comm->nodes.max_per_node;
     s->contiguous = comm->nodes.contiguous;
     s->shared = weft__shared_usable(comm);
-    s->stream_from = (double)weft__coll_stream_threshold(comm->inst->topo ?
-                                                         comm->inst->topo->llc_size : 0) + 1;
+    s->stream_from =
+        (double)weft__coll_stream_default(weft__instance_llc_bytes(comm->inst));
 }
 
 void weft__tune_comm_free(struct weft_comm *comm)
