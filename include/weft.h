@@ -160,6 +160,22 @@ WEFT_API weft_result_t weft_comm_create_group(weft_comm_t comm, int n, const int
 WEFT_API weft_result_t weft_comm_split_node(weft_comm_t comm, weft_comm_t *out);
 WEFT_API weft_result_t weft_comm_dup(weft_comm_t comm, weft_comm_t *out);
 
+/* ------------------------------------------------------- memory and devices */
+
+/* A region of memory registered with every transport of the job, for
+ * transports that need registration (RDMA); without it they register on
+ * the fly. */
+typedef struct weft_memreg *weft_memreg_t;
+
+WEFT_API weft_result_t weft_mem_register(weft_comm_t comm, void *ptr, size_t bytes,
+                                         weft_memreg_t *reg);
+WEFT_API weft_result_t weft_mem_deregister(weft_memreg_t reg);
+
+/* Orders comm's operations on device buffers on cuda_stream (NCCL's
+ * semantics); NULL clears it. WEFT_ERR_UNSUPPORTED for a stream where no
+ * transport of this build handles CUDA memory. */
+WEFT_API weft_result_t weft_comm_set_stream(weft_comm_t comm, void *cuda_stream);
+
 /* ------------------------------------------------------------- device mesh */
 
 /* The ranks of a communicator laid out row-major in an N-D shape (torch's

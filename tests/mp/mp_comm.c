@@ -193,6 +193,55 @@ static void sub_args(weft_comm_t world, int rank, int size)
     (void)rank;
 }
 
+/* Memory registration: a region registered through every transport and
+ * released; a registration outlives the communicator it was made with;
+ * messages from registered memory arrive whole; wrong arguments are
+ * refused by name. CUDA streams: none can be set in a build without a
+ * CUDA transport, and clearing one always works. */
+static void sub_memreg(weft_comm_t world, int rank, int size)
+{
+    int64_t buf[256], got[256];
+    weft_memreg_t reg = NULL, kept = NULL, untouched = (weft_memreg_t)&untouched;
+    weft_comm_t dup = NULL;
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+
+    for (int i = 0; i < 256; i++)
+        buf[i] = (int64_t)rank * 1000 + i;
+    MP_CHECK(weft_mem_register(world, buf, sizeof(buf), &reg));
+    MP_ASSERT(reg != NULL, "no registration given");
+    MP_CHECK(weft_comm_dup(world, &dup));
+    MP_CHECK(weft_mem_register(dup, got, sizeof(got), &kept));
+    MP_CHECK(weft_comm_destroy(dup));
+    if (size > 1) {
+        weft_request_t r[2];
+
+        MP_CHECK(weft_irecv(got, sizeof(got), WEFT_UINT8, left, 5, world, &r[0]));
+        MP_CHECK(weft_isend(buf, sizeof(buf), WEFT_UINT8, right, 5, world, &r[1]));
+        MP_CHECK(weft_waitall(2, r, NULL));
+        for (int i = 0; i < 256; i++)
+            MP_ASSERT(got[i] == (int64_t)left * 1000 + i, "element %d: %lld", i,
+                      (long long)got[i]);
+    }
+    MP_CHECK(weft_mem_deregister(kept));
+    MP_CHECK(weft_mem_deregister(reg));
+
+    MP_ASSERT(weft_mem_register(NULL, buf, 8, &untouched) == WEFT_ERR_INVALID_ARG,
+              "NULL comm accepted");
+    MP_ASSERT(weft_mem_register(world, NULL, 8, &untouched) == WEFT_ERR_INVALID_ARG &&
+              mp_contains(weft_last_error(), "ptr"), "NULL ptr accepted");
+    MP_ASSERT(weft_mem_register(world, buf, 0, &untouched) == WEFT_ERR_INVALID_ARG &&
+              mp_contains(weft_last_error(), "bytes"), "0 bytes accepted");
+    MP_ASSERT(weft_mem_register(world, buf, 8, NULL) == WEFT_ERR_INVALID_ARG &&
+              mp_contains(weft_last_error(), "reg"), "NULL reg accepted");
+    MP_ASSERT(untouched == (weft_memreg_t)&untouched, "a failed call wrote its output");
+    MP_ASSERT(weft_mem_deregister(NULL) == WEFT_ERR_INVALID_ARG, "NULL reg released");
+
+    MP_CHECK(weft_comm_set_stream(world, NULL));
+    MP_ASSERT(weft_comm_set_stream(world, buf) == WEFT_ERR_UNSUPPORTED &&
+              mp_contains(weft_last_error(), "CUDA"), "a CUDA stream was accepted");
+    MP_ASSERT(weft_comm_set_stream(NULL, NULL) == WEFT_ERR_INVALID_ARG, "NULL comm accepted");
+}
+
 /* Device meshes: the groups of torch's init_device_mesh, written out. */
 static void sub_mesh(weft_comm_t world, int rank, int size)
 {
@@ -278,7 +327,7 @@ static const struct {
 } subs[] = {
     { "split", sub_split }, { "group", sub_group }, { "mismatch", sub_group_mismatch },
     { "node", sub_node },   { "dup", sub_dup },     { "args", sub_args },
-    { "mesh", sub_mesh },
+    { "mesh", sub_mesh },   { "memreg", sub_memreg },
 };
 
 int main(int argc, char **argv)
