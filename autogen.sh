@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Regenerates configure and the Makefile.in files from a git checkout.
 set -e
 cd "$(dirname "$0")"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # compare.sh: weft against Open MPI, MPICH and Gloo on this machine, the same
 # operations and sizes, measured in one run, as a table of times and of
 # ratios peer / weft (above 1: weft is faster).
@@ -32,7 +33,7 @@ while getopts r:n:s:o: opt; do
     n) ranks=$OPTARG ;;
     s) sizes=$OPTARG ;;
     o) ops=$OPTARG ;;
-    *) sed -n '2,23p' "$0"; exit 2 ;;
+    *) sed -n '3,24p' "$0"; exit 2 ;;
     esac
 done
 top=$(pwd)

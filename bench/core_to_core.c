@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core_to_core.c: how fast data crosses between two cores of this
  * machine, which bench/compare.sh prints before and after its runs.

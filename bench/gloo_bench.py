@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """gloo_bench.py: the Gloo side of bench/compare.sh.
 
 Times, with torch.distributed's gloo backend, the collectives weft-bench

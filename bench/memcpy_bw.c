@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcpy_bw.c: this machine's single-core memcpy bandwidth (GB/s) on a
  * buffer far larger than the caches, the reference bench/compare.sh

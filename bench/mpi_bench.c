@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mpi_bench.c: the MPI side of bench/compare.sh. Times the collectives
  * weft-bench times, the same way (warm-up, a barrier, a timed loop, the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # netns-hier.sh: the node-aware allreduce against the flat ring across
 # simulated hosts with an inter-node latency, as on a cluster.
 #

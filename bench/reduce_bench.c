@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * reduce_bench.c: throughput of the reduction kernels in GB/s for every
  * dtype x op, for each kernel set this CPU can run ("generic", "avx2"),

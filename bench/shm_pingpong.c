@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_pingpong.c: the shm transport's own latency and bandwidth, driven
  * through its ABI by two processes bound to cores 0 and 1, without the

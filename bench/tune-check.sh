@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # tune-check.sh: does the tuner pick the fastest algorithm? For each
 # operation, runs weft-bench once with the tuner's choice and once forcing
 # each algorithm (-a), in one go, and prints per size every time (us, out

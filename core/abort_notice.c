@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * abort_notice.c: abort notices for communicators other than the world
  * (abort_notice.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * abort_notice.h: telling the other members of a communicator that this
  * rank aborted it, so that their operations on it fail instead of hanging.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bootstrap_pmix.c: joining a job started by a PMIx launcher (Open MPI's
  * mpirun, prterun, srun --mpi=pmix): rank and size come from PMIx, and the

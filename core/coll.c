@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll.c: running collective algorithms round by round (see coll.h).
  */

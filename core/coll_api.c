@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_api.c: the entry points of the reducing collectives, barrier and
  * broadcast: argument checks, then a collective request running the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_api_v.c: the entry points of the collectives that move blocks
  * without reducing them — gather, scatter, allgather, alltoall and their

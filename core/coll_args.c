@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_args.c: the argument checks and the set-up shared by the collective
  * entry points (coll_args.h).

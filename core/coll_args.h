@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_args.h: what every collective entry point checks and does before
  * and after its algorithm runs (coll_args.c).

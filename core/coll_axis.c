@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_axis.c: collectives on row-major N-D arrays split or joined along an
  * axis (torch.cat / torch.chunk along dim).

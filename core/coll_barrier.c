@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_barrier.c: the dissemination barrier, for any number of ranks.
  */

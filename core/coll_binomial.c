@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_binomial.c: gather and scatter along a binomial tree, for blocks of
  * one size that every rank knows (the even forms).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_bruck.c: Bruck's allgather and all-to-all, for small blocks and any
  * number of ranks.

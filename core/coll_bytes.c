@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_bytes.c: broadcast and allgather of byte strings whose lengths the
  * receivers do not know (torch's broadcast_object_list and

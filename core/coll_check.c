@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_check.c: cross-rank argument checking (WEFT_CHECK=1).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_dbtree.c: allreduce as a pipelined reduce then broadcast along
  * binary trees: one tree over the whole buffer ("tree"), or two trees each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_direct.c: the direct allreduce, for tiny messages.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_linear.c: gather, scatter and all-to-all with their v-forms, as
  * direct exchanges.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_pairwise.c: reduce-scatter by pairwise exchange.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_rabenseifner.c: Rabenseifner's allreduce, a reduce-scatter by
  * recursive halving then an allgather by recursive doubling.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_rd.c: recursive-doubling allreduce, for small messages.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_rd_allgather.c: allgather(v) by recursive doubling, for any number
  * of ranks and any block sizes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_ring.c: the ring algorithms — reduce-scatter, allgather and the
  * allreduce made of the two — for any number of ranks and any block sizes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_scan.c: inclusive and exclusive prefix reductions by recursive
  * doubling.

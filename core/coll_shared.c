@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_shared.c: small collectives through the communicator's node-shared
  * segment (shared_seg.h), for communicators that live on one node.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_shared.h: what the two families of shared-segment collectives
  * have in common: the small ones of coll_shared.c, which publish their

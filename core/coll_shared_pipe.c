@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_shared_pipe.c: large allreduce, reduce_scatter, allgather,
  * all-to-all and broadcast through the communicator's node-shared

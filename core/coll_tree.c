@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_tree.c: binomial-tree broadcast and reduce, pipelined.
  *

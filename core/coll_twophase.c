@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_twophase.c: large-message broadcast and reduce, each made of two
  * collectives over n blocks of the buffer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * comm.c: communicator objects, their queries, destroy and abort.
  */

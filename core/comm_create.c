@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * comm_create.c: new communicators from old ones: split, create_group,
  * split_node and dup.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * comm_nodes.c: the node map of a communicator (comm_nodes.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * comm_nodes.h: how a communicator's ranks fall onto nodes, for the
  * node-aware (hierarchical) collectives. Computed once when the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * copy_stream.c: a copy with non-temporal stores.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * copy_stream.h: copies whose destination bypasses the caches, for
  * outputs too large to stay in them.

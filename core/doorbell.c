@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * doorbell.c: waking a sleeping rank of this node (see doorbell.h).
  */

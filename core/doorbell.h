@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * doorbell.h: waking a rank of this node that sleeps in the progress
  * engine's poll.

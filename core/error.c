@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * error.c: result-code text and the thread-local last-error detail.
  */

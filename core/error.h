@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * error.h: the thread-local text behind weft_last_error().
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * frame.c: encoding, decoding and whole-frame socket I/O of the store
  * protocol.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * frame.h: the wire format of the rendezvous store.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * init_method.c: from weft_init's attributes and the environment to where
  * and how to rendezvous.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * init_method.h: turning weft_init's attributes and the environment into
  * where and how to rendezvous.

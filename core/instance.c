@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * instance.c: weft_init: joining the job, loading transports, choosing one
  * transport per peer, and the world communicator.

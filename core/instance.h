@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * instance.h: the library state one weft_init creates, shared by every
  * communicator derived from its world communicator.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * instance_topo.c: what weft_init does with the topology once the ranks
  * know each other: drop transports that need a node-local peer where there

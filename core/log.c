@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * log.c: WEFT_DEBUG / WEFT_DEBUG_SUBSYS / WEFT_DEBUG_FILE handling.
  */

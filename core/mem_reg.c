@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mem_reg.c: memory and devices of the public API: registration of
  * memory with the transports (weft_mem_register) and the CUDA stream of

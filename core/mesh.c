@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mesh.c: N-D device meshes (torch's DeviceMesh): ranks of a communicator
  * laid out row-major in a shape, and this rank's communicator along each

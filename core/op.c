@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * op.c: PREMUL_SUM operators (torch's premul_sum): handles, and the
  * scaling applied to each rank's input before it is summed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * op.h: reduction operators beyond the built-in ones: PREMUL_SUM handles.
  *

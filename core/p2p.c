@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * p2p.c: the point-to-point API: argument checks, requests, completion.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * plugin.c: finds transport plugins, checks what they export against the
  * ABI versions this core knows, and initialises them (see plugin.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * plugin_filter.c: plugin names and the WEFT_TRANSPORTS list (plugin.h).
  */

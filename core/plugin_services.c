@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * plugin_services.c: the logging, error and parameter services every
  * transport plugin gets in its weft_transport_core_t.

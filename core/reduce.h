@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * reduce.h: the local reduction kernels, the inner loop of every reducing
  * collective.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * request.c: posting sub-operations to transports and reaping them.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * request.h: requests, the handles behind weft_request_t.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shared_seg.c: a communicator's node-shared segment (see shared_seg.h).
  *

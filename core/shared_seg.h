@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shared_seg.h: a communicator's node-shared segment, through which the
  * "shared" collectives (coll_shared.c) move small payloads.

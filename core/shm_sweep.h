@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_sweep.h: removing what killed jobs left in /dev/shm.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * store_client.c: a rank's connection to the rendezvous store.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * store_server.c: the rendezvous store server, one thread with a poll loop
  * over nonblocking sockets.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tune.h: the tuner, which chooses a collective's algorithm from a cost
  * model rather than fixed byte thresholds.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tune_model.c: the predicted time of each algorithm (see tune.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tune_params.c: the tuner's built-in parameters and its cache file.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tune_probe.c: agreeing on the tuner's parameters at init, measuring them
  * when asked (see tune.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tune_table.c: the tuner's choice per call, cached per communicator, and
  * the predicted-time table it logs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hello.c: weft's first example. Every rank sends a greeting and a small
  * array to its right neighbour in a ring, receives both from its left

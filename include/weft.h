@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * weft.h: the public C API of weft, collective communication for Linux
  * clusters.

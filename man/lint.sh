@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # lint.sh: the checks of weft's man pages that make check runs.
 #
 #  1. Every weft_* function declared in include/weft.h is named in the NAME

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # quickstart.sh: sets up a fresh Debian 12 machine (run as root), builds weft
 # in the source tree, and then either runs the demo or the whole test suite.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench.h: weft-bench, collective benchmarks reported the way nccl-tests
  * reports them: for each size, the time of one operation, the algorithm

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_main.c: weft-bench's options and measuring loop. Run it under a
  * launcher: weftrun -n 4 weft-bench -o allreduce -b 8 -e 128M -f 2.

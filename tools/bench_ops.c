@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_ops.c: what each benchmarked operation moves, how it is called,
  * and what its result must be.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_out.c: weft-bench's table (nccl-tests' columns) and CSV.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_plot.c: weft-bench's JSON report and its SVG plot of bus bandwidth
  * against size, one line per operation, readable in any browser.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_tune.c: weft-bench --tune FILE: measures the tuner's parameters on
  * this job, longer than weft_init's probe does, and writes them where

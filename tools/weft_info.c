@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * weft_info.c: weft-info, what this weft installation consists of and
  * which transports a program started here would get.

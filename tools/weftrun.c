@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * weftrun.c: weft's launcher. Starts this node's ranks, hosts the
  * rendezvous store (always on one node, on node 0 of several), and

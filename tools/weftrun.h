@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * weftrun.h: the parts of the launcher weftrun, shared between its files.
  *

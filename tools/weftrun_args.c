@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * weftrun_args.c: weftrun's command line.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * weftrun_bind.c: which CPUs each rank of this node may run on (--bind-to).
  *

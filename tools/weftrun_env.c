@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * weftrun_env.c: the job's token and the environment every rank starts with.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * weftrun_tag.c: --tag-output, every line a rank writes prefixed "[rank]:".
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topo_bind.c: the places a launcher can bind processes to (topo.h): the
  * cores, NUMA nodes or packages of a loaded topology, each as the OS

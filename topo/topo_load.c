@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topo_load.c: builds weft's model of the machine (topo.h) from hwloc, or
  * the flat view when weft was built without it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topo_print.c: the topology for people: a text summary (logs, weft-info),
  * hwloc XML and a graphviz graph (weft-info --xml, --dot).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topo_query.c: questions the core asks of a loaded topology (topo.h):
  * devices by kind, PCI distance, nearest NIC, and whether the machine

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topo_summary.c: the few facts about its place in the machine that each
  * rank tells the others at init (topo.h), and how two ranks compare.

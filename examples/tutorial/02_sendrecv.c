@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * 02_sendrecv.c: blocking point-to-point (3 ranks). Rank 0 sends [100,
  * 200] to rank 1, which doubles it and sends it on to rank 2.

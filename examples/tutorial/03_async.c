@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * 03_async.c: nonblocking point-to-point. Rank 0 starts ten sends of the
  * values 0 to 9 to rank 2, which starts ten receives and waits for them

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * 04_broadcast.c: broadcast from rank 0, from rank 1, and inside the group
  * {0, 1} from rank 1 (4 ranks). Each rank starts with [rank].

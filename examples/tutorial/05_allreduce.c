@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * 05_allreduce.c: all_reduce with SUM and MAX of 2 * rank, and reduce to
  * rank 0 (4 ranks: inputs 0, 2, 4, 6).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * 06_manual_allreduce.c: an all_reduce made of point-to-point messages:
  * every rank sends its vector to rank 0, which sums and broadcasts the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * 07_gather.c: gather and all_gather of rows and of columns (4 ranks).
  * Rows: each rank holds a [1, 5] row; joined along axis 0 they make

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * 08_scatter.c: scatter the rows of a [4, 5] array from rank 0 (4 ranks):
  * rank r gets row r.

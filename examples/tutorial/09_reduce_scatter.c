@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * 09_reduce_scatter.c: reduce_scatter by rows and by columns (4 ranks).
  * By rows: each rank's input is [4, 5] with row i equal to rank * 10 + i;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * 10_alltoall.c: all_to_all (4 ranks). Even: block j of rank r's [4, 2]
  * input, [r*10+j, r*10+j], goes to rank j. By columns: column j of a

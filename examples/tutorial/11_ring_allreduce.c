@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * 11_ring_allreduce.c: the ring all-reduce written by hand with send and
  * recv, in its two phases: a reduce-scatter (after n - 1 steps, rank r

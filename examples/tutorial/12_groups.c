@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * 12_groups.c: two groups, the first and the second half of the ranks,
  * each all_reduce their ranks + 1; then a MAX all_reduce over the world

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * 13_softmax.c: softmax and L2 normalisation of a vector split across the
  * ranks, each holding [rank + 1, rank + 2, rank + 3] in float32. The

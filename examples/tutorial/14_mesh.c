@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * 14_mesh.c: a 2 x 3 device mesh of 6 ranks with dimensions "dp" and
  * "tp". Rank r sits at (r / 3, r % 3); its "tp" group is its row

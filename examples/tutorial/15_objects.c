@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * 15_objects.c: collectives of byte strings whose lengths the receivers do
  * not know, as torch's object collectives: all_gather of strings of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # init-methods.sh: tutorial 1 started by hand, without weftrun, the three
 # ways torch's init_process_group knows: env:// (torchrun's variables),
 # tcp:// and file:// (rank and size on the command line). Four processes

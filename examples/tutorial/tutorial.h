@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tutorial.h: what the tutorial programs share: stopping on an error,
  * printing what a rank holds the way the torch.distributed tutorials do,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * weft/transport.h: the interface between the weft core and its transport
  * plugins. Self-contained: a third party builds a transport with this file

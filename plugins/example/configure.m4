@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
 dnl The example transport is a template for plugin authors; it is built (so
 dnl it keeps compiling) but not installed.
 AC_DEFUN([WEFT_TRANSPORT_EXAMPLE_CONFIGURE], [

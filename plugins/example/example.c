@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * example.c: the smallest complete weft transport, written to be copied.
  *

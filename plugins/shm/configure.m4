@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
 dnl The shm transport needs POSIX shared memory (shm_open, in librt before
 dnl glibc 2.34) and process_vm_readv for its single-copy path.
 AC_DEFUN([WEFT_TRANSPORT_SHM_CONFIGURE], [

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm.c: the shared-memory transport's ABI table: ranks of one node talk
  * through rings in POSIX shared memory, and read large messages from each

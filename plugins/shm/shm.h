@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm.h: internals of the shared-memory transport, shared by its files.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_cma.c: cross memory attach: the receiver copies a large message
  * straight from the sender's buffer with process_vm_readv, one copy

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_host.c: the node's identity, computed as topo/hostid.c does in the
  * core (a plugin does not link the core): WEFT_HOSTID when set, otherwise

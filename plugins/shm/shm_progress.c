@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_progress.c: progress, the fate of peers, and sleeping.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_recv.c: draining a peer's ring into receives and the unexpected
  * queue. Records are taken in ring order, which is send order; a message

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_ring.c: the single-producer, single-consumer byte ring (see
  * shm_ring.h for the protocol).

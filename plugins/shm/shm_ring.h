@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_ring.h: a lock-free single-producer, single-consumer byte ring in
  * shared memory.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_seg.c: segments. Ours is created at the first connect (the job id is
  * known from then on) and unlinked once every local peer attached; a

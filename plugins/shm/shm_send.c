@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shm_send.c: sending. Each peer has a queue of sends in send order; the
  * pump moves records into the peer's ring while there is room: a short

@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
 dnl The sockets transport needs nothing beyond libc and epoll, which the
 dnl top-level configure already requires.
 AC_DEFUN([WEFT_TRANSPORT_SOCKETS_CONFIGURE], [

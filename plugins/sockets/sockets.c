@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sockets.c: the sockets transport's ABI table: TCP between any two hosts,
  * driven by one epoll set per context. Set-up, tear-down and the small

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sockets.h: internals of the sockets transport, shared by its files.
  *

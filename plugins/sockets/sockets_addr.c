@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sockets_addr.c: the address blob a rank publishes (family, IP, port) and
  * its conversions to and from socket addresses.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sockets_conn.c: connections and the event loop. Streams are dialed by
  * the first send to a peer and accepted in progress(); the hello decides

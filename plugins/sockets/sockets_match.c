@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sockets_match.c: tag matching. Receives wait in the posted list in post
  * order, messages without a receive in the unexpected queue in arrival

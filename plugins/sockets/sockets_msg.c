@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sockets_msg.c: messages coming from peers, from their first frame until
  * a receive has all of them.

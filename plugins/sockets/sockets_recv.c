@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sockets_recv.c: the read side of a stream: hello, frame headers and
  * payload, which goes straight to the bound receive's buffer when there

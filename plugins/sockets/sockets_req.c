@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sockets_req.c: the requests handed to the core. Every live request is
  * on ctx->reqs, so that finalize frees the ones the core never tested.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sockets_send.c: the send side. Each peer has a send queue (every
  * unfinished send, in send order) and a round-robin of started sends with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # libweft.so exports only the weft_* API under the WEFT_1.0 version node and
 # needs no library beyond libc, libdl, pthreads, hwloc (and PMIx when built
 # with it); each plugin exports only its weft_transport_vN entry point.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # --bind-to: the CPUs each rank may run on (Cpus_allowed_list, read by the
 # rank itself) follow the policy; none and unbound ranks keep weftrun's
 # own; more ranks than cores run, sharing cores, with a warning; and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # common.sh: sourced by every launcher test. Finds weftrun, makes a scratch
 # directory that goes away at exit, and gives the helpers below.
 # Exit codes of the tests: 0 pass, 1 fail, 77 skip.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # weftrun -n 3 gives every rank the torchrun variables, a store that
 # listens, one random token, and WEFT_STORE_EXTERNAL=1; two jobs side by side
 # get different ports.

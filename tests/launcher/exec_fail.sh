@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A program that cannot run: a clear message, 127 (not found) or 126 (not
 # executable), and no rank left running.
 . "$(dirname "$0")/common.sh"

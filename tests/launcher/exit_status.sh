@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The job's exit status: 0 when every rank succeeds, else the failing
 # rank's status, with a message naming the rank.
 . "$(dirname "$0")/common.sh"

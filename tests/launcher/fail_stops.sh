@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A failing rank makes weftrun stop its siblings at once: SIGTERM to their
 # process groups (the sleeping grandchildren too), SIGKILL after the grace.
 . "$(dirname "$0")/common.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Two weftruns on 127.0.0.1 acting as two nodes of 2 ranks: ranks 0-3 with
 # the right variables, node 0 hosting the store on --master-port, both
 # passing on the shared WEFT_AUTH_TOKEN.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # kill -9 of weftrun leaves no rank behind: each rank has
 # PR_SET_PDEATHSIG(SIGKILL).
 . "$(dirname "$0")/common.sh"

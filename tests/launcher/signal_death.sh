@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A rank killed by a signal is reported with the signal's number and name,
 # and weftrun exits with 128 + the signal.
 . "$(dirname "$0")/common.sh"

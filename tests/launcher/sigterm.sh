@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # SIGTERM to weftrun reaches every rank and the processes the ranks
 # started (their process groups); weftrun exits 128 + 15 after them.
 . "$(dirname "$0")/common.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # --tag-output: every line of every rank, stdout and stderr apart, comes out
 # prefixed "[rank]:"; an unfinished last line too. Without it, output is
 # untouched.

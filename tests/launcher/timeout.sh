@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # --timeout stops a job that runs too long: exit 124 with a message.
 . "$(dirname "$0")/common.sh"
 

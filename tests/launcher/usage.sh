@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The command line: --help and --version exit 0, mistakes exit 2 with the
 # usage on stderr and start nothing.
 . "$(dirname "$0")/common.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # conf-algos.sh: fails when core/coll_select.c has an algorithm that the
 # conformance specs do not force, so that a new algorithm cannot go
 # untested. Every "op:name" of the algorithm table must appear in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conf.h: the collectives conformance suite (tests/mp/conf*.c).
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The collectives conformance suite (tests/mp/conf.c): every collective
 # against a serial reference, on many communicators, under every forced
 # algorithm. The conf-*.mp specs of CONF_TESTS run in make check (about

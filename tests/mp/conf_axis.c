@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conf_axis.c: the *_axis collectives (arrays split or joined along one
  * axis) on 1-, 2- and 3-dimensional shapes along every axis, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conf_buffers.c: output buffers of the data-movement cases. Each starts
  * as a guard pattern; the case builds the buffer it expects (the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conf_comms.c: the communicators the suite runs on. Besides the world:
  * a duplicate; this rank's node (weft_comm_split_node); odd and even

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conf_data.c: the conformance suite's inputs. Every value is a function
  * of (seed, rank, index), so that any rank can regenerate any other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conf_illegal.c: arguments the collectives must refuse with
  * WEFT_ERR_INVALID_ARG and a weft_last_error() that names the argument:

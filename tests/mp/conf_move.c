@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conf_move.c: the operations that move data without reducing it:
  * barrier, broadcast, gather, scatter, allgather, alltoall and their

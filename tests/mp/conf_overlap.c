@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conf_overlap.c: nonblocking collectives in flight on several
  * communicators at once. Every rank starts two operations on each of its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conf_reduce.c: reductions against the serial reference: allreduce,
  * reduce (every root at small counts), reduce_scatter(v), scan and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conf_ref.c: the serial reference of the conformance suite, its
  * tolerance, and how a wrong result is reported.

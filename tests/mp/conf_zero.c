@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conf_zero.c: "a count of 0 is legal everywhere and completes without
  * touching buffers" (API.md), taken at its word: every collective, and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Two processes claiming rank 1 of 3 (and none rank 2): every one of the
 # three fails with WEFT_ERR_BOOTSTRAP naming rank 1, long before the
 # timeout.

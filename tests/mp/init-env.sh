@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # env:// by hand, as torchrun's variables would set it up: three ranks with
 # RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT and nothing else; rank 0
 # hosts the store. Ranks 1 and 2 start first and must wait for it. Once

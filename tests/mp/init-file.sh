@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # file:///PATH: rank 0 publishes its store's address in a file the others
 # read; a path of its own for each run. Then a second job through the same
 # path: the first job's leftover must not mislead it.

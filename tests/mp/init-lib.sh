@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # init-lib.sh: sourced by the start-up tests tests/mp/init-*.sh, which
 # start mp_init processes by hand, without weftrun, the way torchrun,
 # Slurm or a user's script would. Exit codes: 0 pass, 1 fail, 77 skip,

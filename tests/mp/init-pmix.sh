@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # weft_init under a PMIx launcher (Open MPI's mpirun): rank, size and the
 # address exchange come from PMIx, with no MASTER_ADDR and no weft store.
 # Skipped when weft was built without PMIx or mpirun is missing.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Ranks that disagree on the world size: every rank's weft_init fails with
 # WEFT_ERR_BOOTSTRAP and says so, whichever rank holds the odd value
 # (rank 0 hosts the store, so both sides of it are tried).

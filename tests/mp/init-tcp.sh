@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # tcp://127.0.0.1:PORT with rank and size given as attributes (torch's
 # init_process_group("tcp://...", rank=r, world_size=3)): no launcher
 # variables at all.

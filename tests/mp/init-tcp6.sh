@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # tcp://[::1]:PORT: the store over IPv6 loopback, three ranks.
 . "$(dirname "$0")/init-lib.sh"
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A world of 3 where rank 2 never comes: ranks 0 and 1 give up with
 # WEFT_ERR_TIMEOUT after about WEFT_TIMEOUT=2 seconds, naming rank 2; then
 # the same with weft_init_attr_t.timeout_ms = 1500 instead of WEFT_TIMEOUT.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A tuning set-up that rank 0 refuses (a malformed WEFT_TUNE_FILE, a bad
 # WEFT_TUNE) fails weft_init on every rank with WEFT_ERR_INVALID_ARG: rank
 # 0 names the cause, the others say rank 0 refused; none hangs waiting for

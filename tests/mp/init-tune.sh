@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The tuner at start-up: weft-bench --tune writes a parameter file that a
 # job then loads (WEFT_TUNE_FILE); WEFT_TUNE=0 uses the built-in
 # parameters; by default weft_init measures them quickly, on a node and

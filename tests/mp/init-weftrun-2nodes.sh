@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # weftrun's multi-node mode, as torchrun's: two weftrun processes, one per
 # "node" (node ranks 0 and 1, two ranks each, the same master address and
 # token), start one job of 4 ranks that passes a token around its ring and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_abort_threads.c: an abort notice picked up by another thread's
  * progress. Rank 0 aborts a duplicate of the world, X, while on every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_check.c: WEFT_CHECK=1 (run with it set in the environment). Ranks
  * that call a collective with different arguments all get

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_coll.c: barrier, broadcast, allreduce, reduce, allgather,
  * reduce_scatter and alltoall against references computed

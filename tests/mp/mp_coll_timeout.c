@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_coll_timeout.c: a blocking collective that a rank is late for gives
  * up after WEFT_TIMEOUT with WEFT_ERR_TIMEOUT and a message naming the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_coll_v.c: the rooted, uneven and composite collectives against
  * expectations computed here: gather(v) and scatter(v) from every root,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_comm.c: communicator creation, started by weftrun through
  * tests/mp/run.sh: `mp_comm SUBCOMMAND`. Expected groups are computed here

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_detached.c: requests freed before they complete (weft_request_free)
  * are reaped by whichever thread's progress finds them done. Within the

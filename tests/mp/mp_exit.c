@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_exit.c: ranks leave as soon as their part of a collective is done.
  * A rank whose sends are complete may finalise while a peer has not yet

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_init.c: joins a job through weft_init and reports how it went, for the
  * start-up tests (tests/mp/init-*.sh start it by hand, *.mp under weftrun).

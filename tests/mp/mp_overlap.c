@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_overlap.c: nonblocking collectives in flight on several communicators
  * at once, completed in an order that differs between ranks. A rank

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_p2p.c: the point-to-point test program, started by weftrun through
  * tests/mp/run.sh: `mp_p2p SUBCOMMAND`. Every rank joins with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_p2p_abort.c: weft_comm_abort on the world communicator. Rank 0's own
  * pending and later operations fail with WEFT_ERR_ABORTED; the other

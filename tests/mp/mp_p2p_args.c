@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_p2p_args.c: mp_p2p's test of invalid arguments. Each bad call must
  * fail with WEFT_ERR_INVALID_ARG, leave its out-parameters alone, name the

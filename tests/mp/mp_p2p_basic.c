@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_p2p_basic.c: mp_p2p's tests of ordinary traffic: round trips, a ring,
  * wildcard receives, message order, and messages to oneself.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_p2p_edge.c: mp_p2p's tests at the edges: receive buffers too small,
  * messages of no elements, one very large message.

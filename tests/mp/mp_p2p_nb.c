@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_p2p_nb.c: mp_p2p's tests of nonblocking operations: batches with both
  * neighbours, many requests in flight, weft_test, weft_waitall and

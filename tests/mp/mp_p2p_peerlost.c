@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_p2p_peerlost.c: the last rank kills itself (SIGKILL: no clean-up of
  * any kind) in the middle of a stream of messages to every other rank.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_shared.c: the shared-segment collectives (WEFT_ALGO=...:shared) in
  * the situations the conformance suite does not build: a late rank the

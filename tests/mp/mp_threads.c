@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_threads.c: communicators used from several threads at once, as
  * weft.h allows (one thread per communicator). Each thread owns a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mptest.c: failure reporting, patterns, clock and the point-to-point
  * barrier shared by the multi-process test programs.

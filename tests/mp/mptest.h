@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mptest.h: what the multi-process test programs share. They use only
  * the public API (weft.h), like any program linked with libweft.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * p2p.h: the subcommands of mp_p2p, the point-to-point test program.
  * Each runs on every rank of world after weft_init and returns only when

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # shm-leftovers.sh: the shm transport leaves nothing in /dev/shm: after a
 # normal run, after a run in which a rank kills itself (SIGKILL), and the
 # segments of ranks that died before they could remove their own (made up

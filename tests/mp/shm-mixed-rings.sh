@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # shm-mixed-rings.sh: ranks that set different WEFT_SHM_RING_SIZE values
 # still talk: a sender cuts its records to a quarter of the receiver's ring,
 # not of its own (rank 0 keeps the default 1 MiB ring, rank 1 takes 8 KiB,

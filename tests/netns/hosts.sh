@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # hosts.sh: the multi-host test, sourced by hosts-2.sh and hosts-4.sh with
 # nhosts set: that many simulated hosts (tests/netns/netns-lib.sh), two ranks
 # on each, started by one weftrun per host in multi-node mode:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # netns-lib.sh: simulated hosts for multi-host tests, sourced by the
 # tests/netns/hosts-*.sh scripts.
 #

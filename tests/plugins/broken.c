@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * broken.c: transport plugins with one fault each, for the loader's unit
  * test (tests/unit/test_plugin.c). One source, built once per fault with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * broken.h: texts the broken test plugins (broken.c) produce, so that the
  * loader's unit test can look for exactly them.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs one topology fixture: tests/topo/NAME.xml through weft-info with
 # WEFT_TOPO_FILE, compared with NAME.console beside it (what weft concludes:
 # counts, devices, NUMA nodes, nearest NIC of each GPU). Then --dot must

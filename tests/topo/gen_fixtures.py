@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the synthetic hwloc XML fixtures of tests/topo/.
 
 The shapes follow real machines, shrunk where the size adds nothing (few

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # weft_init with the topology: a transport that needs another rank on the
 # node is dropped when there is none (kept when WEFT_TRANSPORTS forces it),
 # rank 0 logs the topology and the rank x rank transport matrix once, and

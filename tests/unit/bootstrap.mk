@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # unit tests of the bootstrap: wire format, init-method resolution, the
 # store (server and clients in one process) and the bootstrap itself
 WEFT_UNIT_TESTS += tests/unit/test_frame tests/unit/test_init_method tests/unit/test_store \

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # unit tests of the collective engine's choices (WEFT_ALGO)
 WEFT_UNIT_TESTS += tests/unit/test_coll_select
 tests_unit_test_coll_select_SOURCES = tests/unit/test_coll_select.c

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # unit tests of the plugin module: the loader, against the example transport
 # and the broken plugins of tests/plugins/, which must be built first.
 WEFT_UNIT_TESTS += tests/unit/test_plugin

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # unit tests of the reduction kernels
 WEFT_UNIT_TESTS += tests/unit/test_reduce
 tests_unit_test_reduce_SOURCES = tests/unit/test_reduce.c

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # unit tests of the shm transport: its ring alone, then two contexts in one
 # process through the ABI (its sources are built into the test).
 WEFT_UNIT_TESTS += tests/unit/test_shm

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # unit tests of the sockets transport: its sources are built into the
 # tests, which drive several contexts in one process over loopback TCP
 # (test_sockets) and check interface selection (test_sockets_iface).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_bootstrap.c: weft__bootstrap_run with ranks as threads of one
  * process: tcp:// with rank 0 hosting the store, a store hosted outside

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_coll_select.c: WEFT_ALGO parsing and forcing. Valid choices are
  * accepted; an unknown operation or algorithm is WEFT_ERR_INVALID_ARG with

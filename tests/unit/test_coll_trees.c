@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_coll_trees.c: the shape of the double binary tree (coll_dbtree.c)
  * at every size from 1 to 70 ranks: each tree spans every rank once, with

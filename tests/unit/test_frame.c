@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_frame.c: the rendezvous wire format: round trips of every frame
  * type, and hostile or broken input rejected by the limits instead of

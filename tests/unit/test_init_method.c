@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_init_method.c: turning init methods and environments into
  * rendezvous parameters, and every way they can be wrong.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_plugin.c: the plugin loader against real shared objects of the
  * build tree: the example transport (which must load and move messages

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_reduce.c: the reduction kernels against a scalar reference written
  * here (it calls none of reduce.c's helpers), for every dtype x op, odd

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_shm.c: the shared-memory transport. First its ring alone (wrap
  * around, full ring, odd record sizes, a producer and a consumer thread

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_shm_sweep.c: what weft__shm_sweep removes from /dev/shm and what
  * it must leave: the files of a job whose processes are all gone go, and

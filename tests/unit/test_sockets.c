@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_sockets.c: the sockets transport through its ABI, with 2 to 4
  * contexts ("ranks") in one process talking over loopback TCP, driven by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_sockets_iface.c: how the sockets transport picks its address:
  * WEFT_SOCKET_IFNAME lists, the choice among interfaces, the route to the

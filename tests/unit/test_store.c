@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_store.c: the rendezvous store, server and clients in one process:
  * joins (blobs back in rank order, size mismatch, duplicate rank, timeouts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_topo.c: what weft concludes from the hwloc XML fixtures of
  * tests/topo/: devices, NUMA nodes, PCI distance classes, each GPU's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_tune.c: the tuner's cost model, choices and cache file.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_unload.c: libweft unloaded (dlclose) while a thread that used it
  * lives on, as a Python program using ctypes or a plugin host may do. The

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # unit tests of topo/: the hwloc XML fixtures of tests/topo/ and the test
 # plugins that state needs (tests/plugins/), which must be built first.
 if WEFT_HAVE_HWLOC

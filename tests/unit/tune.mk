@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # unit tests of the tuner: cost model, choices, cache file
 WEFT_UNIT_TESTS += tests/unit/test_tune
 tests_unit_test_tune_SOURCES = tests/unit/test_tune.c

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # libweft unloaded while a thread that used it lives on. Not a cmocka
 # program, so it runs without cmocka too; it dlopen()s the build tree's
 # libweft.so rather than linking it, and skips without a shared build.
