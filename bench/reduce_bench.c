@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/reduce.h"
+#include "core/dt/reduce.h"
 
 /* ---------------------------------------- the scalar kernels, as they were */
 

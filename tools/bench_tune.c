@@ -11,9 +11,9 @@
 #include <stdlib.h>
 
 #include "tools/bench.h"
-#include "core/comm.h"
-#include "core/error.h"
-#include "core/tune.h"
+#include "core/comm/comm.h"
+#include "core/base/error.h"
+#include "core/tune/tune.h"
 
 /* Repetitions of every probe exchange, against weft_init's. */
 #define TUNE_REPS_SCALE 10

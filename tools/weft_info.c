@@ -22,9 +22,9 @@
 
 #include "weft.h"
 #include "weft/transport.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "core/plugin.h"
+#include "core/base/error.h"
+#include "core/base/log.h"
+#include "core/transport/plugin.h"
 #include "topo/topo.h"
 
 #define EXIT_USAGE 2

@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/error.h"
-#include "core/store.h"
+#include "core/base/error.h"
+#include "core/boot/store.h"
 #include "tools/weftrun.h"
 
 /* While processes the ranks left behind are being stopped, SIGCHLD tells

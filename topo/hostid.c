@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "topo/topo.h"
 
 static void read_boot_id(char *buf, size_t cap)

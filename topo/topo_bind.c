@@ -14,7 +14,7 @@
 #include <hwloc.h>
 #endif
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "topo/topo.h"
 
 const char *weft__topo_bind_level_name(weft__topo_bind_level_t level)

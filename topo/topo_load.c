@@ -15,8 +15,8 @@
 #include <hwloc.h>
 #endif
 
-#include "core/error.h"
-#include "core/log.h"
+#include "core/base/error.h"
+#include "core/base/log.h"
 #include "topo/topo.h"
 
 #define PCI_VENDOR_NVIDIA 0x10de

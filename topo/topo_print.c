@@ -13,7 +13,7 @@
 #include <hwloc.h>
 #endif
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "topo/topo.h"
 
 static void print_dev(const weft__topo_dev_t *d, FILE *out, const char *prefix)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# conf-algos.sh: fails when core/coll_select.c has an algorithm that the
+# conf-algos.sh: fails when core/tune/select.c has an algorithm that the
 # conformance specs do not force, so that a new algorithm cannot go
 # untested. Every "op:name" of the algorithm table must appear in the
 # WEFT_ALGO of a spec of make check (tests/mp/conf-algo-*.mp) and, in the
@@ -12,7 +12,7 @@
 #   { WEFT__COLL_ALLREDUCE, "allreduce", "ring", weft__allreduce_ring, 0 },
 
 srcdir=${abs_top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-table=$srcdir/core/coll_select.c
+table=$srcdir/core/tune/select.c
 specs=$srcdir/tests/mp
 long_ranks="3 4 5 8"
 
@@ -51,7 +51,7 @@ for a in $algos; do
         fi
     done
     if [ "$found" -eq 0 ]; then
-        echo "FAIL: algorithm $a of core/coll_select.c is forced by no tests/mp/conf-algo-*.mp spec"
+        echo "FAIL: algorithm $a of core/tune/select.c is forced by no tests/mp/conf-algo-*.mp spec"
         missing=$((missing + 1))
     fi
     for n in $long_ranks; do
@@ -75,5 +75,5 @@ if [ "$missing" -ne 0 ]; then
     echo "conf-algos.sh: add the algorithm(s) to the WEFT_ALGO of the conformance specs"
     exit 1
 fi
-echo "conf-algos.sh: all $count algorithms of core/coll_select.c are forced by the specs"
+echo "conf-algos.sh: all $count algorithms of core/tune/select.c are forced by the specs"
 exit 0

@@ -3,7 +3,7 @@
 # against a serial reference, on many communicators, under every forced
 # algorithm. The conf-*.mp specs of CONF_TESTS run in make check (about
 # 90 s on two cores); CONF_LONG_TESTS, the longer sweeps, run with
-# `make check-conf-long`. conf-algos.sh fails when core/coll_select.c has
+# `make check-conf-long`. conf-algos.sh fails when core/tune/select.c has
 # an algorithm that no spec forces.
 check_PROGRAMS += tests/mp/conf
 tests_mp_conf_SOURCES = $(MPTEST_SOURCES) tests/mp/conf.h tests/mp/conf.c \

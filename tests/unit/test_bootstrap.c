@@ -24,9 +24,9 @@
 
 #include <cmocka.h>
 
-#include "core/bootstrap.h"
-#include "core/error.h"
-#include "core/frame.h"
+#include "core/boot/bootstrap.h"
+#include "core/base/error.h"
+#include "core/boot/frame.h"
 
 struct rank {
     weft__boot_params_t p;

@@ -19,11 +19,11 @@
 
 #include <cmocka.h>
 
-#include "core/coll.h"
-#include "core/comm.h"
-#include "core/error.h"
-#include "core/instance.h"
-#include "core/tune.h"
+#include "core/coll/coll.h"
+#include "core/comm/comm.h"
+#include "core/base/error.h"
+#include "core/progress/instance.h"
+#include "core/tune/tune.h"
 
 static void accepts_valid_choices(void **state)
 {

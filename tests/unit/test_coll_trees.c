@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * test_coll_trees.c: the shape of the double binary tree (coll_dbtree.c)
+ * test_coll_trees.c: the shape of the double binary tree (coll/algo/dbtree.c)
  * at every size from 1 to 70 ranks: each tree spans every rank once, with
  * one root, at most two children, parents and children agreeing and no
  * cycle; no rank is inside both trees, and at most one (at odd sizes) is a
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "core/coll.h"
+#include "core/coll/coll.h"
 
 #define MAX_RANKS 70
 

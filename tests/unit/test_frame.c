@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "core/frame.h"
+#include "core/boot/frame.h"
 
 static void test_buffer_round_trip(void **state)
 {

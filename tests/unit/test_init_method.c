@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "core/error.h"
-#include "core/init_method.h"
+#include "core/base/error.h"
+#include "core/boot/init_method.h"
 
 /* A fake environment: NULL-terminated name=value list. */
 static const char *const *fake_env;

@@ -25,9 +25,9 @@
 
 #include <cmocka.h>
 
-#include "core/error.h"
-#include "core/log.h"
-#include "core/plugin.h"
+#include "core/base/error.h"
+#include "core/base/log.h"
+#include "core/transport/plugin.h"
 #include "tests/plugins/broken.h"
 
 /* LT_OBJDIR is libtool's ".libs/", with its slash. */

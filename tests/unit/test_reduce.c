@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "core/reduce.h"
+#include "core/dt/reduce.h"
 
 static const size_t dsize[WEFT_DTYPE_COUNT] = { 1, 1, 4, 4, 8, 8, 2, 2, 4, 8 };
 static const char *const dt_names[WEFT_DTYPE_COUNT] = { "INT8",  "UINT8",   "INT32",   "UINT32",

@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "core/shm_sweep.h"
+#include "core/progress/shm_sweep.h"
 
 /* A pid no process has: a child that has exited and been reaped. */
 static pid_t gone_pid(void)

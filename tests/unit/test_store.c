@@ -26,9 +26,9 @@
 
 #include <cmocka.h>
 
-#include "core/error.h"
-#include "core/frame.h"
-#include "core/store.h"
+#include "core/base/error.h"
+#include "core/boot/frame.h"
+#include "core/boot/store.h"
 
 #define TOKEN "s3cret"
 

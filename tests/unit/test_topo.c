@@ -19,7 +19,7 @@
 
 #include "weft.h"
 #include "weft/transport.h"
-#include "core/plugin.h"
+#include "core/transport/plugin.h"
 #include "topo/topo.h"
 
 #define FIXTURE(name) WEFT_TEST_SRCDIR "/tests/topo/" name

@@ -23,11 +23,11 @@
 
 #include <cmocka.h>
 
-#include "core/coll.h"
-#include "core/comm.h"
-#include "core/error.h"
-#include "core/shared_seg.h"
-#include "core/tune.h"
+#include "core/coll/coll.h"
+#include "core/comm/comm.h"
+#include "core/base/error.h"
+#include "core/coll/shared/segment.h"
+#include "core/tune/tune.h"
 
 /* Shapes: one node, contiguous pow2 nodes, nodes interleaved round-robin,
  * nodes of 6 ranks, one rank a node, odd counts. */

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * bootstrap.h: joining the job at weft_init.
+ *
+ * Runs the store server where this rank must host it (rank 0 of tcp:// and
+ * env:// unless the launcher hosts it; rank 0 of file://, which publishes
+ * the server's address in the file), connects to it, and performs the join:
+ * every rank's blob (the core's address record) reaches every rank.
+ */
+#ifndef WEFT_CORE_BOOTSTRAP_H
+#define WEFT_CORE_BOOTSTRAP_H
+
+#include <stddef.h>
+
+#include "core/boot/init_method.h"
+#include "core/boot/store.h"
+
+typedef struct weft__bootstrap {
+    weft__boot_params_t params;
+    weft__store_server_t *server; /* when this rank hosts the store */
+    weft__store_t *store;         /* client connection, kept for later exchanges */
+    char job_id[WEFT__JOB_ID_MAX];
+    void *blobs;                  /* every rank's blob back to back */
+    size_t *lens;                 /* size entries */
+    size_t *offsets;              /* size entries */
+} weft__bootstrap_t;
+
+/* Joins with this rank's blob; on success *out holds everything above. */
+weft_result_t weft__bootstrap_run(const weft__boot_params_t *params, const void *blob,
+                                  size_t len, weft__bootstrap_t **out);
+/* Rank r's blob. */
+const void *weft__bootstrap_blob(const weft__bootstrap_t *b, int r, size_t *len);
+/* Closes the store connection (and the server when hosted) and frees b. */
+void weft__bootstrap_finalize(weft__bootstrap_t *b);
+
+/* PMIx (bootstrap_pmix.c, only in builds with PMIx). probe initialises
+ * PMIx once and gives this rank and the job size; exchange publishes blob
+ * and fills b's records and job id (b->store stays NULL: there is no weft
+ * store under PMIx); release drops the reference probe took. */
+weft_result_t weft__pmix_probe(int *rank, int *size);
+weft_result_t weft__pmix_exchange(const weft__boot_params_t *p, const void *blob, size_t len,
+                                  weft__bootstrap_t *b);
+void weft__pmix_release(void);
+
+#endif /* WEFT_CORE_BOOTSTRAP_H */

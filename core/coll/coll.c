@@ -1,0 +1,625 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * coll.c: running collective algorithms round by round (see coll.h).
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/coll/coll.h"
+#include "core/base/error.h"
+#include "core/progress/request.h"
+#include "core/progress/instance.h"
+#include "core/progress/progress.h"
+#include "core/coll/shared/segment.h"
+
+/* Internal tags: bit 30 keeps them apart from communicator creation's; the
+ * collective's sequence number keeps overlapping collectives apart. Within
+ * one collective, the messages of a pair match in the order they were sent
+ * (the transport's per-pair ordering): ranks count their rounds
+ * differently (a broadcast's root has no receive round), so rounds must
+ * not be part of the tag. An algorithm running independent streams
+ * between the same pair (the two trees of the double binary tree) gives
+ * them lanes (the op's tag, 0 to WEFT__COLL_LANES - 1), each ordered on its
+ * own. */
+#define COLL_TAG(seq, lane) \
+    ((int)(0x40000000u | ((unsigned)(lane) << 28) | ((seq) & 0x0fffffffu)))
+
+/* A heap block of weft__coll_alloc: the header keeps what follows 16-byte
+ * aligned. */
+typedef struct weft__coll_block {
+    struct weft__coll_block *next;
+    size_t pad;
+} coll_block_t;
+
+/* A freed collective is kept for the next one on its thread, as requests
+ * are (request.c): a calloc and a free of a kilobyte were a tenth of a
+ * small collective. Two: a collective's child is freed just before it. */
+#define COLL_SPARES_MAX 2
+
+static __thread weft__coll_t *spares[COLL_SPARES_MAX];
+static __thread int nspares;
+
+void weft__coll_cache_drain(void)
+{
+    while (nspares > 0)
+        free(spares[--nspares]);
+}
+
+static void *coll_take(weft__coll_t *c, size_t bytes, int zero)
+{
+    size_t at = (c->room_used + 15) & ~(size_t)15;
+    coll_block_t *b;
+
+    if (bytes <= WEFT__COLL_ROOM && at <= WEFT__COLL_ROOM - bytes) {
+        c->room_used = at + bytes;
+        if (zero)
+            memset(c->room + at, 0, bytes);
+        return c->room + at;
+    }
+    b = bytes > SIZE_MAX - sizeof(*b) ? NULL
+        : zero ? calloc(1, sizeof(*b) + bytes) : malloc(sizeof(*b) + bytes);
+    if (!b) {
+        weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate %zu bytes for a collective", bytes);
+        return NULL;
+    }
+    b->next = c->blocks;
+    c->blocks = b;
+    return b + 1;
+}
+
+void *weft__coll_alloc(weft__coll_t *c, size_t bytes)
+{
+    return coll_take(c, bytes, 1);
+}
+
+void *weft__coll_scratch(weft__coll_t *c, size_t bytes)
+{
+    return coll_take(c, bytes, 0);
+}
+
+weft__coll_t *weft__coll_new(const void *sendbuf, void *recvbuf, size_t count, size_t esize,
+                             weft_dtype_t dt, weft_op_t op, int root)
+{
+    weft__coll_t *c;
+
+    if (nspares > 0) {
+        c = spares[--nspares];
+        memset(c, 0, offsetof(weft__coll_t, why));
+    } else if (!(c = malloc(sizeof(*c)))) {
+        weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate a collective");
+        return NULL;
+    } else {
+        memset(c, 0, offsetof(weft__coll_t, why));
+    }
+    c->why[0] = '\0';
+    c->sendbuf = sendbuf;
+    c->recvbuf = recvbuf;
+    c->count = count;
+    c->esize = esize;
+    c->dt = dt;
+    c->op = op;
+    c->root = root;
+    return c;
+}
+
+weft_result_t weft__coll_set_vectors(weft__coll_t *c, int n, const size_t *scounts,
+                                     const size_t *sdispls, const size_t *rcounts,
+                                     const size_t *rdispls)
+{
+    const size_t *in[4] = { scounts, sdispls, rcounts, rdispls };
+    const size_t **out[4] = { &c->scounts, &c->sdispls, &c->rcounts, &c->rdispls };
+
+    /* In the collective's room for up to 16 ranks. */
+    c->vec = weft__coll_scratch(c, 4 * (size_t)n * sizeof(*c->vec));
+    if (!c->vec)
+        return WEFT_ERR_NO_MEMORY;
+    for (int i = 0; i < 4; i++) {
+        if (!in[i])
+            continue;
+        memcpy(c->vec + (size_t)i * (size_t)n, in[i], (size_t)n * sizeof(*c->vec));
+        *out[i] = c->vec + (size_t)i * (size_t)n;
+    }
+    return WEFT_SUCCESS;
+}
+
+weft_result_t weft__coll_block_offsets(weft__coll_t *c, int n)
+{
+    if (!(c->offs = malloc(((size_t)n + 1) * sizeof(*c->offs))))
+        return weft__error(WEFT_ERR_NO_MEMORY, "reduce_scatter: out of memory");
+    c->offs[0] = 0;
+    for (int b = 0; b < n; b++)
+        c->offs[b + 1] = c->offs[b] + c->rcounts[b];
+    return WEFT_SUCCESS;
+}
+
+weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops)
+{
+    weft_p2p_op_t few[16], *tagged = few;
+    weft_result_t rc;
+
+    /* With n == 0 nothing is copied in and the batch reads nothing, which
+     * gcc cannot tell: give it one defined entry rather than a warning. */
+    few[0] = (weft_p2p_op_t){ 0 };
+    if (n > (int)(sizeof(few) / sizeof(few[0])) && !(tagged = malloc((size_t)n * sizeof(*ops))))
+        return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate a round of %d operations", n);
+    for (int i = 0; i < n; i++) {
+        tagged[i] = ops[i];
+        tagged[i].tag = COLL_TAG(c->seq, ops[i].tag & (WEFT__COLL_LANES - 1));
+        if (c->members)
+            tagged[i].peer = c->members[ops[i].peer];
+    }
+    c->round++;
+    rc = weft__request_post_batch(c->comm->internal, n, tagged, &c->inner);
+    if (tagged != few)
+        free(tagged);
+    return rc;
+}
+
+void weft__coll_set_group(weft__coll_t *c, int n, int me, const int *members)
+{
+    c->gsize = n;
+    c->grank = me;
+    c->members = members;
+}
+
+weft_result_t weft__coll_run_child(weft__coll_t *c, weft__coll_t *child)
+{
+    if (!child->gsize)
+        weft__coll_set_group(child, c->gsize, c->grank, c->members);
+    child->comm = c->comm;
+    child->seq = c->seq;
+    child->result = WEFT_SUCCESS;
+    c->child = child;
+    return WEFT_SUCCESS;
+}
+
+/* Says which exchange of a failed round failed, and with whom. */
+static void explain_round(weft__coll_t *c, const struct weft_request *round)
+{
+    for (int i = 0; i < round->nsub; i++) {
+        const weft__subop_t *sub = &round->subs[i];
+
+        if (sub->result != round->result)
+            continue;
+        snprintf(c->why, sizeof(c->why), "%s rank %d of the communicator failed: %s",
+                 sub->kind == WEFT_P2P_SEND ? "sending to" : "receiving from", sub->peer,
+                 weft_strerror(sub->result));
+        return;
+    }
+    snprintf(c->why, sizeof(c->why), "%s", weft_strerror(round->result));
+}
+
+/* Reaps what the last step started: the round's batch or the child.
+ * *busy when it is still running. */
+static void reap(weft__coll_t *c, int *busy)
+{
+    int done = 0;
+
+    *busy = 0;
+    if (c->inner) {
+        weft__request_poll(c->inner, &done);
+        if (!done) {
+            *busy = 1;
+            return;
+        }
+        if (c->inner->result != WEFT_SUCCESS && c->result == WEFT_SUCCESS) {
+            c->result = c->inner->result;
+            explain_round(c, c->inner);
+        }
+        weft__request_free(c->inner);
+        c->inner = NULL;
+    }
+    if (c->child) {
+        weft__coll_poll(c->child, &done);
+        if (!done) {
+            *busy = 1;
+            return;
+        }
+        if (c->child->result != WEFT_SUCCESS && c->result == WEFT_SUCCESS) {
+            c->result = c->child->result;
+            memcpy(c->why, c->child->why, sizeof(c->why));
+        }
+        weft__coll_free(c->child);
+        c->child = NULL;
+    }
+}
+
+static weft_result_t coll_poll_locked(weft__coll_t *c, int *done);
+
+/* One thread at a time advances a collective: the others (and a progress
+ * call nested in its own step) see it as still running. */
+weft_result_t weft__coll_poll(weft__coll_t *c, int *done)
+{
+    weft_result_t rc;
+
+    if (__atomic_exchange_n(&c->polling, 1, __ATOMIC_ACQUIRE)) {
+        *done = 0;
+        return WEFT_SUCCESS;
+    }
+    rc = coll_poll_locked(c, done);
+    __atomic_store_n(&c->polling, 0, __ATOMIC_RELEASE);
+    return rc;
+}
+
+void weft__coll_progress_all(weft__instance_t *inst)
+{
+    pthread_t self = pthread_self();
+
+    if (!__atomic_load_n(&inst->colls, __ATOMIC_RELAXED) || pthread_mutex_trylock(&inst->coll_lock))
+        return;
+    for (weft__coll_t *c = inst->colls; c; c = c->next_live) {
+        int done;
+
+        /* Another thread's collective is its own to advance (and to
+         * finish): test the owner before touching its state. */
+        if (pthread_equal(c->owner, self) && !c->finished)
+            weft__coll_poll(c, &done);
+    }
+    pthread_mutex_unlock(&inst->coll_lock);
+}
+
+static void live_add(weft__coll_t *c)
+{
+    weft__instance_t *inst = c->comm->inst;
+
+    pthread_mutex_lock(&inst->coll_lock);
+    c->owner = pthread_self();
+    c->next_live = inst->colls;
+    c->prev_live = NULL;
+    if (inst->colls)
+        inst->colls->prev_live = c;
+    /* Atomic: weft__coll_progress_all peeks at the head without the lock. */
+    __atomic_store_n(&inst->colls, c, __ATOMIC_RELAXED);
+    c->live = 1;
+    pthread_mutex_unlock(&inst->coll_lock);
+}
+
+static void live_remove(weft__coll_t *c)
+{
+    weft__instance_t *inst = c->comm->inst;
+
+    pthread_mutex_lock(&inst->coll_lock);
+    if (c->prev_live)
+        c->prev_live->next_live = c->next_live;
+    else
+        __atomic_store_n(&inst->colls, c->next_live, __ATOMIC_RELAXED);
+    if (c->next_live)
+        c->next_live->prev_live = c->prev_live;
+    c->live = 0;
+    pthread_mutex_unlock(&inst->coll_lock);
+}
+
+static weft_result_t coll_poll_locked(weft__coll_t *c, int *done)
+{
+    *done = c->finished;
+    while (!c->finished) {
+        int busy;
+
+        reap(c, &busy);
+        if (busy)
+            return WEFT_SUCCESS;
+        if (c->result == WEFT_SUCCESS) {
+            weft_result_t rc;
+
+            c->again = 0;
+            rc = c->step(c, done);
+
+            if (rc != WEFT_SUCCESS) {
+                c->result = rc;
+                snprintf(c->why, sizeof(c->why), "%s", weft__get_error());
+            }
+        }
+        if (c->result != WEFT_SUCCESS || *done) {
+            /* A failed step may have posted before failing: cancel that. */
+            if (c->result != WEFT_SUCCESS)
+                weft__coll_cancel(c, c->result);
+            c->finished = 1;
+            *done = 1;
+            return WEFT_SUCCESS;
+        }
+        /* A step waiting on the shared segment runs again next time. */
+        if (c->again)
+            return WEFT_SUCCESS;
+        /* A step that neither finished nor started anything would never
+         * run again. */
+        if (!c->inner && !c->child) {
+            c->result = weft__error(WEFT_ERR_INTERNAL, "a collective step stalled");
+            c->finished = 1;
+            *done = 1;
+            return WEFT_SUCCESS;
+        }
+    }
+    return WEFT_SUCCESS;
+}
+
+void weft__coll_cancel(weft__coll_t *c, weft_result_t rc)
+{
+    if (c->result == WEFT_SUCCESS)
+        c->result = rc;
+    if (c->inner)
+        weft__request_cancel(c->inner, rc);
+    if (c->child)
+        weft__coll_cancel(c->child, rc);
+}
+
+void weft__coll_free(weft__coll_t *c)
+{
+    if (c->live)
+        live_remove(c);
+    /* A round still in flight (a step failed after posting it, and the
+     * cancel is not through yet) is left to finish in the background. */
+    if (c->inner)
+        weft_request_free(&c->inner);
+    if (c->child)
+        weft__coll_free(c->child);
+    if (c->ctx_free)
+        c->ctx_free(c->ctx);
+    if (c->shared_gen)
+        weft__coll_shared_abandon(c);
+    if (c->shared_counted)
+        weft__coll_shared_uncount(c);
+    free(c->tmp);
+    free(c->offs);
+    free(c->premul_input);
+    while (c->blocks) {
+        coll_block_t *b = c->blocks;
+
+        c->blocks = b->next;
+        free(b);
+    }
+    if (nspares < COLL_SPARES_MAX && weft__request_cache_arm())
+        spares[nspares++] = c;
+    else
+        free(c);
+}
+
+void weft__coll_describe(const weft__coll_t *c, char *buf, size_t cap)
+{
+    const weft__coll_t *at = c;
+    int n;
+
+    n = snprintf(buf, cap, "weft_%s", (unsigned)c->kind < WEFT__COLL_NKINDS
+                 ? weft__coll_kind_names[c->kind] : "collective");
+    while (at->child)
+        at = at->child;
+    if (n < 0 || (size_t)n >= cap)
+        return;
+    if (!at->inner && at->again) {
+        if (at->wait_rank >= 0)
+            snprintf(buf + n, cap - (size_t)n, ", waiting for rank %d on the shared segment,",
+                     at->wait_rank);
+        else
+            snprintf(buf + n, cap - (size_t)n, ", waiting for an earlier collective,");
+        return;
+    }
+    if (!at->inner)
+        return;
+    for (int i = 0; i < at->inner->nsub; i++) {
+        const weft__subop_t *sub = &at->inner->subs[i];
+
+        if (sub->state == WEFT__SUBOP_DONE)
+            continue;
+        snprintf(buf + n, cap - (size_t)n, ", waiting to %s rank %d,", sub->kind ==
+                 WEFT_P2P_SEND ? "send to" : "receive from", sub->peer);
+        return;
+    }
+}
+
+/* Below 4 KiB a chunk's per-message cost dominates. The default lets a
+ * 1 MiB block arrive in a few pieces; measured at 4 ranks, 32 MiB, a ring
+ * allreduce took 12-16 ms with 64 KiB pieces, 7.6-9.2 ms with 256 KiB and
+ * 9.3-9.9 ms with 1 MiB. */
+#define COLL_CHUNK_MIN 4096
+#define COLL_CHUNK_DEFAULT (256 * 1024)
+/* Unthrottled, a rank of a large job would post 2 (n - 1) operations at
+ * once and every peer's messages would land together, unexpected, at each
+ * receiver. */
+#define COLL_A2A_WINDOW_DEFAULT 32
+
+/* Streaming output stores: from the last-level cache's size unless set. */
+#define COLL_STREAM_UNSET ULLONG_MAX
+#define COLL_STREAM_NO_LLC (32ull << 20)
+/* A second of spinning is already a core's worth of waste. */
+#define COLL_SPIN_US_MAX 1000000
+
+/* Set once by weft__coll_settings_parse; atomic, since threads of other
+ * instances may read them meanwhile (all read the same values). */
+static size_t coll_chunk = COLL_CHUNK_DEFAULT;
+static int coll_a2a_window = COLL_A2A_WINDOW_DEFAULT;
+static unsigned long long coll_stream = COLL_STREAM_UNSET;
+static long long spin_us = -1;
+
+/* An unsigned setting from the environment: *out unchanged when unset. */
+static weft_result_t env_setting(const char *name, unsigned long long min,
+                                 unsigned long long max, unsigned long long *out)
+{
+    const char *env = getenv(name);
+    unsigned long long v;
+    char *end;
+
+    if (!env)
+        return WEFT_SUCCESS;
+    v = strtoull(env, &end, 0);
+    if (!*env || *end || *env == '-' || v < min || v > max)
+        return weft__error(WEFT_ERR_INVALID_ARG, "%s=\"%s\" is not a number from %llu to %llu",
+                           name, env, min, max);
+    *out = v;
+    return WEFT_SUCCESS;
+}
+
+weft_result_t weft__coll_settings_parse(void)
+{
+    unsigned long long chunk = COLL_CHUNK_DEFAULT, window = COLL_A2A_WINDOW_DEFAULT;
+    unsigned long long stream = COLL_STREAM_UNSET, spin = ULLONG_MAX;
+    weft_result_t rc = env_setting("WEFT_COLL_CHUNK", COLL_CHUNK_MIN, SIZE_MAX / 2, &chunk);
+
+    if (rc == WEFT_SUCCESS)
+        rc = env_setting("WEFT_ALLTOALL_THROTTLE", 0, INT_MAX, &window);
+    if (rc == WEFT_SUCCESS)
+        rc = env_setting("WEFT_STREAM_THRESHOLD", 0, COLL_STREAM_UNSET - 1, &stream);
+    if (rc == WEFT_SUCCESS)
+        rc = env_setting("WEFT_SPIN_US", 0, COLL_SPIN_US_MAX, &spin);
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    __atomic_store_n(&spin_us, spin == ULLONG_MAX ? -1 : (long long)spin, __ATOMIC_RELAXED);
+    __atomic_store_n(&coll_chunk, (size_t)chunk, __ATOMIC_RELAXED);
+    __atomic_store_n(&coll_a2a_window, (int)window, __ATOMIC_RELAXED);
+    __atomic_store_n(&coll_stream, stream, __ATOMIC_RELAXED);
+    return WEFT_SUCCESS;
+}
+
+size_t weft__coll_chunk_bytes(void)
+{
+    return __atomic_load_n(&coll_chunk, __ATOMIC_RELAXED);
+}
+
+int weft__coll_alltoall_window(void)
+{
+    return __atomic_load_n(&coll_a2a_window, __ATOMIC_RELAXED);
+}
+
+long long weft__coll_spin_us(void)
+{
+    return __atomic_load_n(&spin_us, __ATOMIC_RELAXED);
+}
+
+unsigned long long weft__coll_stream_default(unsigned long long llc_size)
+{
+    return llc_size ? llc_size : COLL_STREAM_NO_LLC;
+}
+
+unsigned long long weft__coll_stream_threshold(unsigned long long llc_size)
+{
+    unsigned long long set = __atomic_load_n(&coll_stream, __ATOMIC_RELAXED);
+
+    return set != COLL_STREAM_UNSET ? set : weft__coll_stream_default(llc_size);
+}
+
+weft_request_t weft__coll_blocking_marker;
+
+/* A blocking collective whose step waits on the shared segment
+ * (weft__progress_wait_for's target): c is the whole collective, at the
+ * one that waits. */
+typedef struct inline_wait {
+    weft__coll_t *c, *at;
+    int done;
+} inline_wait_t;
+
+/* Done when c finished or moved on to a round, which is waited for as
+ * a request. */
+static int inline_wait_poll(void *arg)
+{
+    inline_wait_t *w = arg;
+    weft__coll_t *at = w->c;
+
+    coll_poll_locked(w->c, &w->done);
+    if (w->done)
+        return 1;
+    while (at->child)
+        at = at->child;
+    return at->inner != NULL;
+}
+
+static void inline_wait_sleeping(void *arg, int on)
+{
+    inline_wait_t *w = arg;
+
+    weft__shared_sleeping(w->at->comm, on);
+}
+
+/* The blocking form of weft__coll_start: each round is waited for here,
+ * under one deadline for the whole collective. */
+static weft_result_t coll_run_inline(weft__coll_t *c)
+{
+    weft__instance_t *inst = c->comm->inst;
+    const char *name = weft__coll_kind_names[c->kind];
+    int64_t deadline = 0;
+    weft_result_t rc;
+    int done = 0;
+
+    for (;;) {
+        weft__coll_t *at = c;
+
+        coll_poll_locked(c, &done);
+        if (done)
+            break;
+        while (at->child)
+            at = at->child;
+        /* A step leaves a round or a child behind (coll_poll_locked fails
+         * the collective otherwise), and the deepest child a round, unless
+         * it waits on the shared segment. */
+        if (at->inner) {
+            rc = weft__request_wait_until(at->inner, inst->timeout_ms, &deadline);
+        } else {
+            inline_wait_t w = { c, at, 0 };
+            weft__wait_target_t t = { inline_wait_poll, inline_wait_sleeping, &w, at->comm };
+
+            rc = weft__progress_wait_for(inst, &t, inst->timeout_ms, &deadline);
+            if (rc == WEFT_ERR_ABORTED)
+                weft__coll_cancel(c, rc);
+        }
+        if (rc == WEFT_ERR_TIMEOUT) {
+            char what[160];
+
+            weft__coll_describe(c, what, sizeof(what));
+            weft__coll_cancel(c, rc);
+            weft__coll_free(c);
+            return weft__error(rc, "%s did not complete within %d ms (WEFT_TIMEOUT)", what,
+                               inst->timeout_ms);
+        }
+    }
+    rc = c->result;
+    if (rc != WEFT_SUCCESS)
+        weft__error(rc, "weft_%s: %s", name, c->why[0] ? c->why : weft_strerror(rc));
+    weft__coll_free(c);
+    return rc;
+}
+
+weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
+                               weft_request_t *req)
+{
+    struct weft_request *r;
+    weft_result_t rc;
+
+    c->comm = comm; /* the check reads the communicator's size */
+    c->kind = (int)kind;
+    if (!c->gsize) /* the choice of algorithm may have ordered the ranks */
+        weft__coll_set_group(c, comm->size, comm->rank, NULL);
+    if (weft__coll_check_enabled()) {
+        if (!(c = weft__coll_checked(c, kind)))
+            return WEFT_ERR_NO_MEMORY;
+        c->kind = (int)kind;
+        weft__coll_set_group(c, comm->size, comm->rank, NULL);
+    }
+    if (req == WEFT__COLL_BLOCKING) {
+        c->comm = comm; /* the check's wrapper has none yet */
+        c->seq = comm->coll_seq++;
+        c->result = WEFT_SUCCESS;
+        return coll_run_inline(c);
+    }
+    rc = weft__request_create(comm, 1, &r);
+    if (rc != WEFT_SUCCESS) {
+        weft__coll_free(c);
+        return rc;
+    }
+    r->subs[0].state = WEFT__SUBOP_DONE;
+    c->comm = comm;
+    c->seq = comm->coll_seq++;
+    c->result = WEFT_SUCCESS;
+    r->coll = c;
+    live_add(c);
+    {
+        int done = 0;
+
+        /* The first round goes out now, as a nonblocking call promises. */
+        weft__coll_poll(c, &done);
+    }
+    *req = r;
+    return WEFT_SUCCESS;
+}

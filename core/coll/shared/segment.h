@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * segment.h: a communicator's node-shared segment, through which the
+ * "shared" collectives (coll/shared/small.c) move small payloads.
+ *
+ * Every rank of a communicator that lives on one node maps the same
+ * segment. A rank runs its shared collectives as numbered generations
+ * 1, 2, ... (the same numbers on every rank, handed out in call order by
+ * weft__coll_choose), one after the other. Per rank the segment holds:
+ *   - WEFT__SHARED_DEPTH cells of one cache line: generation k goes to
+ *     cell k % DEPTH, which holds k once the rank's payload of k is in
+ *     place (and so once it finished k - 1). A payload of up to
+ *     WEFT__SHARED_INLINE bytes travels in the cell itself, so that a
+ *     reader fetches the signal and the data with one cache miss;
+ *   - two slots for larger payloads, generation k in slot k % 2;
+ *   - a control line with its sleeping flag and its pipeline progress.
+ * The pipelined collectives, which move large payloads in steps, use a
+ * second segment, mapped at the first of them: two chunk slots per rank
+ * (weft__shared_chunk_bytes each).
+ * A collective given up on this rank (its WEFT_CHECK comparison failed,
+ * it timed out, its communicator was aborted) still publishes and
+ * retires its generation in turn, marked abandoned, so that the next
+ * ones can run; a rank that needed its payload fails instead of reading
+ * stale data.
+ * A rank publishes generation k only once every rank has published
+ * k - DEPTH + 1 (so all of them finished with the cell's previous use),
+ * and for a slot payload k - 1 (the slot's previous use was k - 2). A
+ * broadcast's root may thus run DEPTH - 1 generations ahead of its
+ * slowest receiver, as an eager message would.
+ *
+ * A pipelined collective holds one generation, within which it runs
+ * steps 1, 2, ... (the same on every rank): a rank writes step t into
+ * its chunk slot for t % 2 and then records (generation, t) as its
+ * progress. It writes step t only once every rank's progress reached
+ * t - 1 (step 1: once every rank published the generation), which each
+ * rank records only after reading everything it needed of step t - 2.
+ *
+ * Waiting spins, then sleeps in the progress engine's poll with the
+ * rank's doorbell among the descriptors (doorbell.c). A sleeper sets its
+ * sleeping flag first; a rank that publishes rings every sleeper.
+ *
+ * The shared algorithms (coll/shared/small.c, coll/shared/pipelined.c) are the one
+ * place where an algorithm touches shared memory rather than going
+ * through a transport: an 8-byte allreduce through the message path
+ * costs twenty-odd steps of requests, matching and completions on every
+ * rank, where the segment needs a copy and a store; and a large one
+ * through a transport's ring copies each byte into the ring, out to a
+ * scratch buffer and only then folds it, where the segment's rank folds
+ * it straight from the copy its owner wrote.
+ */
+#ifndef WEFT_CORE_SHARED_SEG_H
+#define WEFT_CORE_SHARED_SEG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft.h"
+
+struct weft_comm;
+
+/* Payload bytes one rank may publish per generation (the whole vector of
+ * an allreduce or a reduce-scatter, the whole send buffer of an
+ * all-to-all): large enough for the latency-bound sizes, small enough
+ * that a segment of 64 ranks is 1 MiB. */
+#define WEFT__SHARED_SLOT 8192
+/* Payload bytes that fit in a cell. */
+#define WEFT__SHARED_INLINE 56
+/* Cells per rank: how far a rank may run ahead of the slowest. */
+#define WEFT__SHARED_DEPTH 16
+/* A chunk slot is WEFT__SHARED_CHUNK bytes, or less where the ranks are
+ * so many that the slots of one parity would pass WEFT__SHARED_PIPE_ROOM
+ * (a segment of 2 x 8 MiB per communicator that runs pipelined
+ * collectives, whatever its size). Large, because a step's data crosses
+ * between cores faster once it left the writer's private cache: two
+ * ranks trading 1 MiB in lockstep steps of 64 KiB took 185 us on the
+ * development machine (1 MiB of L2 per core), in steps of 1 MiB 45 us. */
+#define WEFT__SHARED_CHUNK (1024 * 1024)
+#define WEFT__SHARED_PIPE_ROOM (8 * 1024 * 1024)
+/* The most ranks a pipelined collective runs on: a chunk slot of 64 KiB,
+ * so that each rank's part of a step is at least 512 bytes. */
+#define WEFT__SHARED_PIPE_RANKS 128
+
+typedef struct weft__shared_cell {
+    uint32_t gen;                /* the generation published here last */
+    uint32_t abandoned;          /* the last generation given up here (no payload) */
+    unsigned char payload[WEFT__SHARED_INLINE];
+} weft__shared_cell_t;
+
+typedef struct weft__shared_ctrl {
+    uint32_t sleeping;           /* it sleeps waiting on the segment: ring it */
+    uint32_t pad0;
+    /* The last pipelined step written: generation << 32 | step. */
+    uint64_t progress;
+    uint32_t pad[12];            /* a cache line per rank */
+} weft__shared_ctrl_t;
+
+typedef struct weft__shared {
+    unsigned char *base;         /* the mapping */
+    size_t len;
+    int n;                       /* ranks: the communicator's size */
+    weft__shared_ctrl_t *ctrl;   /* n control lines */
+    weft__shared_cell_t *cells;  /* n x DEPTH cells */
+    unsigned char *data;         /* 2 x n slots */
+    /* The pipelined collectives' segment (NULL until mapped): 2 x n chunk
+     * slots of chunk_bytes. */
+    unsigned char *chunks;
+    size_t chunk_bytes, chunks_len;
+    uint32_t retired;            /* this rank's last generation finished */
+    uint32_t all_published;      /* a generation every rank is known to have published */
+    uint64_t all_progress;       /* a pipelined step every rank is known to have written */
+    /* Generations given up before their turn to retire came (bit i:
+     * retired + 1 + i), retired as soon as it comes. */
+    uint64_t abandoned;
+} weft__shared_t;
+
+/* Whether comm's collectives may use a shared segment: two ranks or more,
+ * all on this node, every pair carried by a node-local transport (a user
+ * who forced a network transport on one node gets no shared memory). The
+ * same answer on every rank. */
+int weft__shared_usable(const struct weft_comm *comm);
+
+/* Maps comm's segment, creating it if this rank is the first (all ranks
+ * call it at their first shared collective on comm). WEFT_ERR_SYSTEM with
+ * the cause when /dev/shm refuses. */
+weft_result_t weft__shared_attach(struct weft_comm *comm);
+/* Maps the pipelined collectives' segment as well, its memory reserved
+ * up front: WEFT_ERR_SYSTEM naming /dev/shm's lack of room, where a
+ * segment of untouched pages would have killed the process with SIGBUS
+ * at the first step that touched a page beyond it. */
+weft_result_t weft__shared_attach_chunks(struct weft_comm *comm);
+/* Unmaps them (comm freed). */
+void weft__shared_detach(struct weft_comm *comm);
+
+static inline weft__shared_cell_t *weft__shared_cell(const weft__shared_t *s, uint32_t gen,
+                                                     int rank)
+{
+    return &s->cells[(size_t)rank * WEFT__SHARED_DEPTH + gen % WEFT__SHARED_DEPTH];
+}
+
+/* Where rank's payload of `bytes` bytes in generation gen lies: its cell
+ * or its slot. */
+static inline unsigned char *weft__shared_payload(const weft__shared_t *s, uint32_t gen,
+                                                  int rank, size_t bytes)
+{
+    if (bytes <= WEFT__SHARED_INLINE)
+        return weft__shared_cell(s, gen, rank)->payload;
+    return s->data + ((size_t)(gen & 1u) * (size_t)s->n + (size_t)rank) * WEFT__SHARED_SLOT;
+}
+
+/* Whether rank has published generation gen (wrap-safe: a cell holds
+ * gen, or a later generation of the same cell). */
+static inline int weft__shared_published(const weft__shared_t *s, uint32_t gen, int rank)
+{
+    uint32_t v = __atomic_load_n(&weft__shared_cell(s, gen, rank)->gen, __ATOMIC_ACQUIRE);
+
+    return (int32_t)(v - gen) >= 0;
+}
+
+/* Bytes of a chunk slot on a communicator of n ranks (the same on all). */
+static inline size_t weft__shared_chunk_bytes(int n)
+{
+    size_t b = WEFT__SHARED_PIPE_ROOM / (size_t)n;
+
+    b = b < WEFT__SHARED_CHUNK ? b : WEFT__SHARED_CHUNK;
+    return b - b % 64;
+}
+
+/* Rank's chunk slot for step t of a pipelined collective. */
+static inline unsigned char *weft__shared_chunk(const weft__shared_t *s, uint32_t t, int rank)
+{
+    return s->chunks + ((size_t)(t & 1u) * (size_t)s->n + (size_t)rank) * s->chunk_bytes;
+}
+
+/* Whether rank has written step t of generation gen's pipeline (or
+ * finished gen: a later generation's steps count too). */
+static inline int weft__shared_progressed(const weft__shared_t *s, int rank, uint32_t gen,
+                                          uint32_t t)
+{
+    uint64_t v = __atomic_load_n(&s->ctrl[rank].progress, __ATOMIC_ACQUIRE);
+    uint32_t g = (uint32_t)(v >> 32);
+
+    return (int32_t)(g - gen) > 0 || (g == gen && (uint32_t)v >= t);
+}
+
+/* Whether every rank has written step t of gen; the first that has not in
+ * *late. */
+int weft__shared_all_progressed(weft__shared_t *s, uint32_t gen, uint32_t t, int *late);
+/* Records step t of gen written on this rank and wakes the sleepers. */
+void weft__shared_progress(struct weft_comm *comm, uint32_t gen, uint32_t t);
+
+/* Whether every rank has published gen, latest being a later generation
+ * that they may all have published too; the first rank that has not in
+ * *late. */
+int weft__shared_all_published(weft__shared_t *s, uint32_t gen, uint32_t latest, int *late);
+
+/* Publishes this rank's generation gen (its payload is in place, unless
+ * abandoned) and wakes the ranks sleeping on the segment. */
+void weft__shared_publish(struct weft_comm *comm, uint32_t gen, int abandoned);
+/* Records gen finished on this rank, and retires the abandoned
+ * generations that follow it. */
+void weft__shared_retire(struct weft_comm *comm, uint32_t gen);
+/* Gives generation gen up on this rank (see above); it is retired in
+ * turn. Maps the segment if needed: without it nothing can be given up
+ * (the error is logged, and later collectives on comm time out). */
+void weft__shared_abandon(struct weft_comm *comm, uint32_t gen);
+/* Marks this rank asleep on comm's segment (on) or awake again. */
+void weft__shared_sleeping(struct weft_comm *comm, int on);
+
+#endif /* WEFT_CORE_SHARED_SEG_H */

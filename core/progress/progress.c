@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * progress.c: the progress engine: advancing transports, waiting without
+ * burning a core, reaping requests the user let go of.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/comm/abort_notice.h"
+#include "core/coll/coll.h"
+#include "core/comm/comm.h"
+#include "core/progress/doorbell.h"
+#include "core/base/error.h"
+#include "core/base/log.h"
+#include "core/progress/progress.h"
+
+/* A waiter spins WEFT_SPIN_POLLS polls, then on for a budget of time by
+ * the clock (read every WEFT_SPIN_CLOCK_EVERY polls), then sleeps. A
+ * budget in time, not polls: once polls got cheaper, 200 of them ended
+ * before a reply that a scheduler hiccup delayed by a few microseconds,
+ * and the sleep and wake-up then cost ten times the message.
+ * Where ranks outnumber cores the budget is short, so that a rank blocked
+ * on a slow peer gives its core up at once. Where each has a core, it is
+ * longer: waking a sleeping rank costs far more than the spin. On the
+ * development machine (a virtual machine) a 128 KiB broadcast at 2 ranks
+ * stalled for 100-300 us about once in a hundred calls; with 50 us of
+ * spin those stalls became sleeps of 600-900 us, with 1 ms they stayed at
+ * 100-300 us. WEFT_SPIN_US sets either. */
+#define WEFT_SPIN_POLLS 64
+#define WEFT_SPIN_CLOCK_EVERY 16
+#define WEFT_SPIN_US_SHARED_CORES 50
+#define WEFT_SPIN_US_OWN_CORE 1000
+/* With more ranks than cores on the node, a spinning waiter yields after
+ * every fruitless poll, so that the peer it waits for gets the core at
+ * once (8-byte allreduce, 4 ranks on 2 cores: 11 us against 14 us when
+ * yielding every 16 polls). Without, a yield is only a system call. */
+#define WEFT_YIELD_EVERY 1
+/* Upper bound of one sleep, so deadlines are noticed. */
+#define WEFT_SLEEP_MAX_MS 100
+/* Progress passes between two looks for abort notices. A notice is a rare
+ * event and a look costs two locks and a transport test; a waiter that
+ * sleeps looks after every wake-up, so none is missed for long. */
+#define WEFT_ABORT_POLL_EVERY 32
+
+static int64_t now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t weft__now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Any thread may find a detached request done, but it hands the request
+ * to its communicator's thread rather than freeing it: freeing unlinks it
+ * from comm->active, which that thread changes without a lock (see
+ * weft__request_detach). inst->lock keeps reapers apart and orders the
+ * hand-over on comm->reaped. */
+static void reap_detached(weft__instance_t *inst)
+{
+    struct weft_request **link;
+
+    pthread_mutex_lock(&inst->lock);
+    link = &inst->detached;
+    while (*link) {
+        struct weft_request *req = *link;
+        weft_comm_t comm = req->comm;
+        int done = 0;
+
+        weft__request_poll_detached(req, &done);
+        if (done) {
+            /* Atomic: link may be inst->detached, peeked at unlocked. */
+            __atomic_store_n(link, req->next_detached, __ATOMIC_RELAXED);
+            req->next_detached = comm->reaped;
+            /* Atomic: request creation peeks at it without the lock. */
+            __atomic_store_n(&comm->reaped, req, __ATOMIC_RELAXED);
+        } else {
+            link = &req->next_detached;
+        }
+    }
+    pthread_mutex_unlock(&inst->lock);
+}
+
+/* One pass over the transports and the collectives in flight. */
+static void progress_transports(weft__instance_t *inst)
+{
+    for (int i = 0; i < inst->plugins.n; i++) {
+        weft__plugin_t *pl = &inst->plugins.plugins[i];
+
+        /* A transport no peer goes through has nothing to do, and asking
+         * it may cost a system call per poll (an epoll_wait for sockets):
+         * on one node, that was most of a small message's latency. */
+        if (!pl->used)
+            continue;
+
+        pthread_mutex_lock(&pl->lock);
+        pl->ops->progress(pl->ctx);
+        pthread_mutex_unlock(&pl->lock);
+    }
+    weft__coll_progress_all(inst);
+}
+
+static void progress_background(weft__instance_t *inst)
+{
+    weft__abort_poll(inst);
+    if (__atomic_load_n(&inst->detached, __ATOMIC_RELAXED))
+        reap_detached(inst);
+}
+
+void weft__progress(weft__instance_t *inst)
+{
+    /* Per thread: an atomic counter shared by the instance cost a locked
+     * instruction per pass. */
+    static __thread unsigned progress_ticks;
+    unsigned tick = ++progress_ticks;
+
+    progress_transports(inst);
+    if (tick % WEFT_ABORT_POLL_EVERY == 0)
+        progress_background(inst);
+}
+
+/* weft__progress and weft__request_poll, with the transport's pass and
+ * the request's test under one hold of its lock where that is possible:
+ * a lock and an unlock are a tenth of a small message's time. */
+static void progress_and_poll(weft__instance_t *inst, struct weft_request *req, int *done)
+{
+    static __thread unsigned progress_ticks_fast;
+
+    if (!weft__request_progress_test(req, 1, done)) {
+        weft__progress(inst);
+        weft__request_poll(req, done);
+        return;
+    }
+    weft__coll_progress_all(inst);
+    if (++progress_ticks_fast % WEFT_ABORT_POLL_EVERY == 0)
+        progress_background(inst);
+}
+
+void weft__progress_sleep(weft__instance_t *inst, int timeout_ms, int rung)
+{
+    struct pollfd fds[WEFT__PLUGIN_MAX + 1];
+    int n = 0, bell = -1;
+
+    for (int i = 0; i < inst->plugins.n; i++) {
+        weft__plugin_t *pl = &inst->plugins.plugins[i];
+        int fd = -1;
+
+        if (!pl->used)
+            continue;
+        pthread_mutex_lock(&pl->lock);
+        if (pl->ops->get_wait_fd(pl->ctx, &fd) != WEFT_SUCCESS)
+            fd = -1;
+        pthread_mutex_unlock(&pl->lock);
+        if (fd < 0) {
+            /* A transport that cannot be slept on is polled every ms. */
+            if (timeout_ms > 1)
+                timeout_ms = 1;
+            continue;
+        }
+        fds[n].fd = fd;
+        fds[n].events = POLLIN;
+        fds[n].revents = 0;
+        n++;
+    }
+    if (inst->bell_fd >= 0) {
+        bell = n;
+        fds[n].fd = inst->bell_fd;
+        fds[n].events = POLLIN;
+        fds[n].revents = 0;
+        n++;
+    }
+    /* A shared collective that nobody rings awake for (a nonblocking
+     * one, see instance.h) is looked at every ms. */
+    if (__atomic_load_n(&inst->shared_inflight, __ATOMIC_RELAXED) > rung && timeout_ms > 1)
+        timeout_ms = 1;
+    if (timeout_ms > WEFT_SLEEP_MAX_MS)
+        timeout_ms = WEFT_SLEEP_MAX_MS;
+    if (poll(fds, (nfds_t)n, timeout_ms) < 0 && errno != EINTR)
+        WEFT_WARN(TRANSPORT, "poll on transport descriptors failed: %m");
+    else if (bell >= 0 && fds[bell].revents)
+        weft__doorbell_drain(inst);
+}
+
+/* Whether the ranks of this node outnumber its cores: then a spinning
+ * waiter must yield, or the peer it waits for may not get a core. Asked
+ * once; pinned ranks are not oversubscribed however narrow their mask. */
+static int node_oversubscribed(weft__instance_t *inst)
+{
+    if (!inst->oversubscribed) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+        inst->oversubscribed = (cores > 0 && inst->local_size > cores) ? 1 : -1;
+    }
+    return inst->oversubscribed > 0;
+}
+
+/* The spinning part of a wait (see WEFT_SPIN_POLLS). */
+typedef struct spin_state {
+    int spins;
+    int yield_every;
+    int budget_us;
+    int64_t end_us;
+    const unsigned *moves;       /* inst->shared_moves */
+    unsigned moves_seen;
+} spin_state_t;
+
+static void spin_init(spin_state_t *sp, weft__instance_t *inst)
+{
+    long long set = weft__coll_spin_us();
+    int crowded = node_oversubscribed(inst);
+
+    sp->spins = 0;
+    sp->yield_every = crowded ? WEFT_YIELD_EVERY : 0;
+    if (set >= 0)
+        sp->budget_us = (int)set;
+    else
+        sp->budget_us = crowded ? WEFT_SPIN_US_SHARED_CORES : WEFT_SPIN_US_OWN_CORE;
+    sp->end_us = 0;
+    sp->moves = &inst->shared_moves;
+    sp->moves_seen = __atomic_load_n(sp->moves, __ATOMIC_RELAXED);
+}
+
+/* After a fruitless pass: yields where ranks outnumber cores, and says
+ * whether the spin budget is spent, so that the waiter should sleep. A
+ * pipelined shared collective that moved a step starts the budget over. */
+static int spin_spent(spin_state_t *sp)
+{
+    unsigned moves;
+
+    sp->spins++;
+    if (sp->yield_every && sp->spins % sp->yield_every == 0)
+        sched_yield();
+    /* The clock is read only once the first polls found nothing:
+     * reading it per call was a tenth of a small message's time. */
+    if (sp->spins < WEFT_SPIN_POLLS || sp->spins % WEFT_SPIN_CLOCK_EVERY)
+        return 0;
+    if ((moves = __atomic_load_n(sp->moves, __ATOMIC_RELAXED)) != sp->moves_seen) {
+        sp->moves_seen = moves;
+        sp->end_us = 0;
+    }
+    if (!sp->end_us) {
+        sp->end_us = now_us() + sp->budget_us;
+        return 0;
+    }
+    return now_us() >= sp->end_us;
+}
+
+/* Milliseconds left before *deadline_ms (which 0 leaves to be set now)
+ * in *left, or WEFT_ERR_TIMEOUT with the error set once it passed. */
+static weft_result_t time_left(int timeout_ms, int64_t *deadline_ms, int64_t *left)
+{
+    if (!*deadline_ms)
+        *deadline_ms = weft__now_ms() + timeout_ms;
+    *left = *deadline_ms - weft__now_ms();
+    if (*left > 0)
+        return WEFT_SUCCESS;
+    return weft__error(WEFT_ERR_TIMEOUT, "operation did not complete within %d ms "
+                       "(WEFT_TIMEOUT)", timeout_ms);
+}
+
+weft_result_t weft__progress_wait_for(weft__instance_t *inst, const weft__wait_target_t *t,
+                                      int timeout_ms, int64_t *deadline_ms)
+{
+    spin_state_t sp;
+
+    spin_init(&sp, inst);
+    for (;;) {
+        int64_t left;
+
+        if (t->poll(t->arg))
+            return WEFT_SUCCESS;
+        /* Other traffic moves meanwhile: a peer may need this rank's
+         * progress before it can signal. */
+        weft__progress(inst);
+        if (weft__comm_aborted(t->comm))
+            return weft__error(WEFT_ERR_ABORTED, "the communicator was aborted");
+        if (!spin_spent(&sp))
+            continue;
+        if (time_left(timeout_ms, deadline_ms, &left) != WEFT_SUCCESS)
+            return WEFT_ERR_TIMEOUT;
+        /* Asleep first, then a last look: a signal after the look rings. */
+        t->sleeping(t->arg, 1);
+        if (t->poll(t->arg)) {
+            t->sleeping(t->arg, 0);
+            return WEFT_SUCCESS;
+        }
+        weft__progress_sleep(inst, (int)left, 1);
+        t->sleeping(t->arg, 0);
+        progress_background(inst);
+    }
+}
+
+weft_result_t weft__request_wait(struct weft_request *req, int timeout_ms)
+{
+    int64_t deadline = 0;
+
+    return weft__request_wait_until(req, timeout_ms, &deadline);
+}
+
+weft_result_t weft__request_wait_until(struct weft_request *req, int timeout_ms,
+                                       int64_t *deadline_ms)
+{
+    weft__instance_t *inst = req->inst;
+    spin_state_t sp;
+    int done = 0;
+
+    /* A send that went out whole at posting, or a receive whose message
+     * was already drained, needs no pass over the transports. */
+    if (!weft__request_progress_test(req, 0, &done))
+        weft__request_poll(req, &done);
+    if (done)
+        return WEFT_SUCCESS;
+    spin_init(&sp, inst);
+    for (;;) {
+        int64_t left;
+
+        progress_and_poll(inst, req, &done);
+        if (done)
+            return WEFT_SUCCESS;
+        /* An abort notice for req's communicator, found by this or any
+         * other thread's progress, is applied here (the waiter is that
+         * communicator's thread): it fails req, which the next pass
+         * finds done, so a blocked wait ends within one sleep. */
+        weft__comm_aborted(req->comm);
+        if (!spin_spent(&sp))
+            continue;
+        if (time_left(timeout_ms, deadline_ms, &left) != WEFT_SUCCESS)
+            return WEFT_ERR_TIMEOUT;
+        weft__progress_sleep(inst, (int)left, 0);
+        /* Woken, perhaps by an abort notice: look now. */
+        progress_background(inst);
+    }
+}

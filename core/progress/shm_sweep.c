@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * shm_sweep.c: removing what killed jobs left in /dev/shm (see
+ * shm_sweep.h).
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/base/log.h"
+#include "core/progress/shm_sweep.h"
+
+#define SHM_DIR "/dev/shm"
+/* Jobs looked at in one sweep; more are left for the next one. */
+#define SWEEP_MAX_JOBS 64
+
+typedef struct job_seen {
+    char id[64];
+    int alive;          /* a doorbell's process runs (or may: unsure) */
+} job_seen_t;
+
+static const char *const kinds[] = { "-bell-", "-coll-", "-pipe-" };
+
+/* The job id and the kind (index in kinds) of a weft core file's name,
+ * and what follows the kind; -1 when it is not one. */
+static int parse_name(const char *name, char *job, size_t cap, const char **rest)
+{
+    if (strncmp(name, "weft-", 5) || !strncmp(name, "weft-shm-", 9))
+        return -1;
+    for (int k = 0; k < (int)(sizeof(kinds) / sizeof(kinds[0])); k++) {
+        const char *at = strstr(name + 5, kinds[k]);
+        size_t len;
+
+        if (!at || at == name + 5)
+            continue;
+        len = (size_t)(at - (name + 5));
+        if (len >= cap)
+            return -1;
+        memcpy(job, name + 5, len);
+        job[len] = '\0';
+        *rest = at + strlen(kinds[k]);
+        return k;
+    }
+    return -1;
+}
+
+/* The pid of a doorbell's "<rank>-<pid>", 0 when it names none. */
+static pid_t bell_pid(const char *rest)
+{
+    const char *dash = strchr(rest, '-');
+    char *end;
+    unsigned long v;
+
+    if (!dash)
+        return 0;
+    v = strtoul(dash + 1, &end, 10);
+    return *end || end == dash + 1 || v == 0 || v > 0x7fffffffUL ? 0 : (pid_t)v;
+}
+
+static job_seen_t *find_job(job_seen_t *jobs, int *n, const char *id, int add)
+{
+    for (int i = 0; i < *n; i++)
+        if (!strcmp(jobs[i].id, id))
+            return &jobs[i];
+    if (!add || *n == SWEEP_MAX_JOBS)
+        return NULL;
+    snprintf(jobs[*n].id, sizeof(jobs[*n].id), "%s", id);
+    jobs[*n].alive = 0;
+    return &jobs[(*n)++];
+}
+
+/* This user's file, old enough to judge. */
+static int ours_and_old(const char *name, time_t now, int min_age_s)
+{
+    char path[sizeof(SHM_DIR) + 256];
+    struct stat st;
+
+    snprintf(path, sizeof(path), SHM_DIR "/%s", name);
+    return lstat(path, &st) == 0 && st.st_uid == getuid() &&
+           now - st.st_ctime >= min_age_s;
+}
+
+void weft__shm_sweep(const char *own_job, int min_age_s)
+{
+    DIR *dir = opendir(SHM_DIR);
+    job_seen_t jobs[SWEEP_MAX_JOBS];
+    time_t now = time(NULL);
+    struct dirent *e;
+    int njobs = 0;
+
+    if (!dir)
+        return;
+    /* First the jobs and whether any of their processes runs. */
+    while ((e = readdir(dir))) {
+        char id[64];
+        const char *rest;
+        job_seen_t *j;
+        pid_t pid;
+
+        int kind = parse_name(e->d_name, id, sizeof(id), &rest);
+
+        if (kind < 0 || !strcmp(id, own_job) || !(j = find_job(jobs, &njobs, id, 1)) ||
+            kind != 0)
+            continue;
+        pid = bell_pid(rest);
+        /* A doorbell without a pid (an older weft) or of a process that
+         * may be running keeps the job. */
+        if (!pid || kill(pid, 0) == 0 || errno != ESRCH)
+            j->alive = 1;
+    }
+    rewinddir(dir);
+    while ((e = readdir(dir))) {
+        char id[64], path[sizeof(SHM_DIR) + 256];
+        const char *rest;
+        job_seen_t *j;
+
+        if (parse_name(e->d_name, id, sizeof(id), &rest) < 0 || !strcmp(id, own_job) ||
+            !(j = find_job(jobs, &njobs, id, 0)) || j->alive ||
+            !ours_and_old(e->d_name, now, min_age_s))
+            continue;
+        snprintf(path, sizeof(path), SHM_DIR "/%s", e->d_name);
+        if (unlink(path) == 0)
+            WEFT_INFO(INIT, "removed %s: every process of job %s on this node is gone", path,
+                      id);
+    }
+    closedir(dir);
+}

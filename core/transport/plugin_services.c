@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * plugin_services.c: the logging, error and parameter services every
+ * transport plugin gets in its weft_transport_core_t.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "core/base/error.h"
+#include "core/base/log.h"
+#include "core/transport/plugin.h"
+
+static void plugin_log(int level, const char *plugin, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (level < WEFT_TRANSPORT_LOG_WARN || level > WEFT_TRANSPORT_LOG_TRACE ||
+        !weft__log_enabled(level, WEFT__SUBSYS_TRANSPORT))
+        return;
+    va_start(ap, fmt);
+    weft__log_vwrite(level, WEFT__SUBSYS_TRANSPORT, plugin, fmt, ap);
+    va_end(ap);
+}
+
+/* The loader and the core read a plugin's reasons from weft_last_error(). */
+static void plugin_set_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    weft__set_error_v(fmt, ap);
+    va_end(ap);
+}
+
+static const char *plugin_get_param(const char *name)
+{
+    return name ? getenv(name) : NULL;
+}
+
+void weft__transport_core_defaults(weft_transport_core_t *core)
+{
+    core->struct_size = sizeof(*core);
+    core->log = plugin_log;
+    core->set_error = plugin_set_error;
+    core->get_param = plugin_get_param;
+}

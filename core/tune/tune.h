@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tune.h: the tuner, which chooses a collective's algorithm from a cost
+ * model rather than fixed byte thresholds.
+ *
+ * Every algorithm of tune/select.c's table may have a cost formula
+ * (tune/model.c) in the alpha-beta-gamma model: alpha seconds per message
+ * step, beta seconds per byte on the link, gamma seconds per byte reduced,
+ * with one (alpha, beta) pair for links inside a node and one for links
+ * between nodes. The parameters are measured on the running job at init
+ * (tune/probe.c), loaded from a file written by weft-bench --tune, or the
+ * built-in defaults (tune/params.c); every rank of a job holds identical
+ * parameters, so every rank of a communicator predicts the same times and
+ * picks the same algorithm. Per communicator the choice is cached per
+ * operation and power-of-two size bucket (tune/table.c).
+ */
+#ifndef WEFT_CORE_TUNE_H
+#define WEFT_CORE_TUNE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "weft.h"
+
+struct weft_comm;
+struct weft__instance;
+
+/* One kind of link: time of a step moving n bytes is alpha + n * beta. */
+typedef struct weft__tune_link {
+    double alpha;   /* seconds */
+    double beta;    /* seconds per byte */
+} weft__tune_link_t;
+
+typedef struct weft__tune_params {
+    weft__tune_link_t intra;   /* between ranks of one node */
+    weft__tune_link_t inter;   /* between nodes */
+    double gamma;              /* seconds per byte combined by a reduction */
+} weft__tune_params_t;
+
+/* Where a job's parameters came from (WEFT_TUNE, WEFT_TUNE_FILE). */
+typedef enum weft__tune_source {
+    WEFT__TUNE_DEFAULTS, WEFT__TUNE_MEASURED, WEFT__TUNE_FILE
+} weft__tune_source_t;
+
+/* What a cost formula needs to know of a communicator. */
+typedef struct weft__tune_shape {
+    int ranks;          /* communicator size */
+    int nodes;          /* nodes it spans */
+    int per_node;       /* ranks on its most populated node */
+    int contiguous;     /* each node's ranks are consecutive */
+    int shared;         /* it may use a node-shared segment (weft__shared_usable) */
+    /* Bytes of output, over the ranks of the node together, beyond which
+     * the pipelined shared algorithms stream it (copy_stream.h), at the
+     * default WEFT_STREAM_THRESHOLD; 0: they never do. */
+    double stream_from;
+} weft__tune_shape_t;
+
+/* Predicted seconds of one algorithm for a call moving bytes (as
+ * weft__coll_choose counts them for the operation). */
+typedef double (*weft__tune_cost_fn)(const weft__tune_params_t *p,
+                                     const weft__tune_shape_t *s, size_t bytes);
+
+/* tune/model.c: the cost formula of an algorithm, by its WEFT_ALGO names;
+ * NULL when it has none (such an algorithm only runs when forced). */
+weft__tune_cost_fn weft__tune_cost_of(const char *op_name, const char *algo_name);
+
+/* tune/params.c */
+/* The built-in parameters (WEFT_TUNE=0), close to loopback TCP on one
+ * host, which reproduce the former fixed thresholds roughly. */
+void weft__tune_defaults(weft__tune_params_t *p);
+/* Writes p as a cache file; WEFT_ERR_SYSTEM with the cause on failure. */
+weft_result_t weft__tune_save(const char *path, const weft__tune_params_t *p);
+/* Reads a cache file; WEFT_ERR_INVALID_ARG naming the file, line and what
+ * is wrong when it is malformed (p untouched then). */
+weft_result_t weft__tune_load(const char *path, weft__tune_params_t *p);
+const char *weft__tune_source_name(weft__tune_source_t src);
+
+/* tune/probe.c: agrees on the parameters of the job on its world
+ * communicator, as every rank of it must call: rank 0's WEFT_TUNE and
+ * WEFT_TUNE_FILE decide between the defaults, the file and a probe (under
+ * 100 ms) whose results are the maximum over the ranks. Stores them in the
+ * instance. reps_scale > 1 measures longer (weft-bench --tune). */
+weft_result_t weft__tune_agree(struct weft_comm *world, int reps_scale);
+
+/* tune/table.c */
+/* The index in tune/select.c's table (weft__coll_algos) of the algorithm
+ * of operation kind (a weft__coll_kind_t) predicted fastest for bytes on a
+ * communicator of shape s, among those with a cost formula that apply
+ * (even: equal blocks on every rank; flat_only: no node-aware one); its
+ * predicted seconds in *t when t is not NULL. -1 when none has a formula.
+ * Ties go to the earlier entry, so identical parameters and shapes give
+ * identical choices. */
+int weft__tune_best(const weft__tune_params_t *p, const weft__tune_shape_t *s, int kind,
+                    size_t bytes, int even, int flat_only, double *t);
+/* weft__tune_best for a call on comm with its job's parameters, cached
+ * per operation and power-of-two size bucket; the first call on comm
+ * logs the predicted table on its rank 0 (WEFT_DEBUG=INFO,
+ * WEFT_DEBUG_SUBSYS=TUNING).
+ * Not thread safe for one comm, as a communicator is used by one thread
+ * at a time. */
+int weft__tune_pick(struct weft_comm *comm, int kind, size_t bytes, int even);
+/* The size bucket of bytes: b for 2^(b-1) < bytes <= 2^b (0 for 0 and 1). */
+int weft__tune_bucket(size_t bytes);
+/* The shape of comm. */
+void weft__tune_shape_of(const struct weft_comm *comm, weft__tune_shape_t *s);
+/* The per-communicator cache, freed with it. */
+void weft__tune_comm_free(struct weft_comm *comm);
+/* Prints the predicted times of every operation, size bucket and
+ * algorithm for this shape, and the choices, to f (or to the TUNING log
+ * when f is NULL). */
+void weft__tune_print_table(FILE *f, const weft__tune_params_t *p,
+                            const weft__tune_shape_t *s);
+
+#endif /* WEFT_CORE_TUNE_H */
