@@ -38,17 +38,17 @@ int bench_tune(weft_comm_t world, const char *path)
     }
     if (world->rank != 0)
         return 0;
-    rc = weft__tune_save(path, &world->inst->tune);
+    rc = weft__tune_save(path, &world->inst->tune->params);
     if (rc != WEFT_SUCCESS) {
         fprintf(stderr, "weft-bench: --tune: %s\n", weft__get_error());
         return 1;
     }
     printf("# weft-bench --tune: measured in %.1f ms, written to %s (use it with "
-           "WEFT_TUNE_FILE=%s)\n", world->inst->tune_probe_ms, path, path);
+           "WEFT_TUNE_FILE=%s)\n", world->inst->tune->probe_ms, path, path);
     weft__tune_shape_of(world, &shape);
     if (shape.nodes < 2)
         printf("# one node: the inter-node parameters are the built-in ones; run across "
                "nodes to measure them\n");
-    weft__tune_print_table(stdout, &world->inst->tune, &shape);
+    weft__tune_print_table(stdout, &world->inst->tune->params, &shape);
     return 0;
 }

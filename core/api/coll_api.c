@@ -26,8 +26,8 @@ static weft_result_t start_barrier(const char *fn, weft_comm_t comm, weft_reques
         return rc;
     if (!(c = weft__coll_new(NULL, NULL, 0, 1, WEFT_UINT8, WEFT_SUM, 0)))
         return WEFT_ERR_NO_MEMORY;
-    weft__coll_choose(c, comm, WEFT__COLL_BARRIER, 0, 1);
-    return weft__coll_start(comm, c, WEFT__COLL_BARRIER, req);
+    weft__tune_choose(c, comm, WEFT__COLL_BARRIER, 0, 1);
+    return weft__coll_launch(comm, c, WEFT__COLL_BARRIER, req);
 }
 
 WEFT_API weft_result_t weft_ibarrier(weft_comm_t comm, weft_request_t *req)
@@ -57,8 +57,8 @@ static weft_result_t start_bcast(const char *fn, void *buf, size_t count, weft_d
         return WEFT_SUCCESS;
     if (!(c = weft__coll_new(NULL, buf, count, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
-    weft__coll_choose(c, comm, WEFT__COLL_BCAST, count * esize, 1);
-    return weft__coll_start(comm, c, WEFT__COLL_BCAST, req);
+    weft__tune_choose(c, comm, WEFT__COLL_BCAST, count * esize, 1);
+    return weft__coll_launch(comm, c, WEFT__COLL_BCAST, req);
 }
 
 WEFT_API weft_result_t weft_ibroadcast(void *buf, size_t count, weft_dtype_t dt, int root,
@@ -95,8 +95,8 @@ static weft_result_t start_allreduce(const char *fn, const void *sendbuf, void *
         return WEFT_ERR_NO_MEMORY;
     if ((rc = weft__coll_apply_op(c, op, input_of(sendbuf, recvbuf), count)) != WEFT_SUCCESS)
         return rc;
-    weft__coll_choose(c, comm, WEFT__COLL_ALLREDUCE, count * esize, 1);
-    return weft__coll_start(comm, c, WEFT__COLL_ALLREDUCE, req);
+    weft__tune_choose(c, comm, WEFT__COLL_ALLREDUCE, count * esize, 1);
+    return weft__coll_launch(comm, c, WEFT__COLL_ALLREDUCE, req);
 }
 
 WEFT_API weft_result_t weft_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
@@ -138,8 +138,8 @@ static weft_result_t start_reduce(const char *fn, const void *sendbuf, void *rec
         return WEFT_ERR_NO_MEMORY;
     if ((rc = weft__coll_apply_op(c, op, c->sendbuf, count)) != WEFT_SUCCESS)
         return rc;
-    weft__coll_choose(c, comm, WEFT__COLL_REDUCE, count * esize, 1);
-    return weft__coll_start(comm, c, WEFT__COLL_REDUCE, req);
+    weft__tune_choose(c, comm, WEFT__COLL_REDUCE, count * esize, 1);
+    return weft__coll_launch(comm, c, WEFT__COLL_REDUCE, req);
 }
 
 WEFT_API weft_result_t weft_ireduce(const void *sendbuf, void *recvbuf, size_t count,
@@ -190,8 +190,8 @@ static weft_result_t start_reduce_scatter(const char *fn, const void *sendbuf, v
     }
     if ((rc = weft__coll_apply_op(c, op, in_place ? recvbuf : sendbuf, total)) != WEFT_SUCCESS)
         return rc;
-    weft__coll_choose(c, comm, WEFT__COLL_REDUCE_SCATTER, total * esize, 1);
-    return weft__coll_start(comm, c, WEFT__COLL_REDUCE_SCATTER, req);
+    weft__tune_choose(c, comm, WEFT__COLL_REDUCE_SCATTER, total * esize, 1);
+    return weft__coll_launch(comm, c, WEFT__COLL_REDUCE_SCATTER, req);
 }
 
 WEFT_API weft_result_t weft_ireduce_scatterv(const void *sendbuf, void *recvbuf,
@@ -289,8 +289,8 @@ static weft_result_t start_scan(const char *fn, const void *sendbuf, void *recvb
         return WEFT_ERR_NO_MEMORY;
     if ((rc = weft__coll_apply_op(c, op, input_of(sendbuf, recvbuf), count)) != WEFT_SUCCESS)
         return rc;
-    weft__coll_choose(c, comm, exclusive ? WEFT__COLL_EXSCAN : WEFT__COLL_SCAN, count * esize, 1);
-    return weft__coll_start(comm, c, exclusive ? WEFT__COLL_EXSCAN : WEFT__COLL_SCAN, req);
+    weft__tune_choose(c, comm, exclusive ? WEFT__COLL_EXSCAN : WEFT__COLL_SCAN, count * esize, 1);
+    return weft__coll_launch(comm, c, exclusive ? WEFT__COLL_EXSCAN : WEFT__COLL_SCAN, req);
 }
 
 WEFT_API weft_result_t weft_iscan(const void *sendbuf, void *recvbuf, size_t count,

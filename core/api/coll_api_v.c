@@ -63,7 +63,7 @@ static weft_result_t start_v(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_
         weft__coll_free(c);
         return rc;
     }
-    return weft__coll_start(comm, c, kind, req);
+    return weft__coll_launch(comm, c, kind, req);
 }
 
 /* ------------------------------------------------------------------ gather */
@@ -98,7 +98,7 @@ static weft_result_t start_gather(const char *fn, const void *sendbuf, size_t se
         return WEFT_SUCCESS;
     if (!(c = weft__coll_new(sendbuf, recvbuf, sendcount, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
-    weft__coll_choose(c, comm, WEFT__COLL_GATHER, sendcount * esize, even);
+    weft__tune_choose(c, comm, WEFT__COLL_GATHER, sendcount * esize, even);
     return start_v(comm, c, WEFT__COLL_GATHER, NULL, NULL, at_root ? recvcounts : NULL,
                    at_root ? displs : NULL, req);
 }
@@ -184,7 +184,7 @@ static weft_result_t start_scatter(const char *fn, const void *sendbuf, const si
         return WEFT_SUCCESS;
     if (!(c = weft__coll_new(sendbuf, recvbuf, recvcount, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
-    weft__coll_choose(c, comm, WEFT__COLL_SCATTER, recvcount * esize, even);
+    weft__tune_choose(c, comm, WEFT__COLL_SCATTER, recvcount * esize, even);
     return start_v(comm, c, WEFT__COLL_SCATTER, at_root ? sendcounts : NULL,
                    at_root ? displs : NULL, NULL, NULL, req);
 }
@@ -270,7 +270,7 @@ static weft_result_t start_allgather(const char *fn, const void *sendbuf, size_t
         return WEFT_ERR_NO_MEMORY;
     for (int i = 0; i < comm->size; i++)
         even &= recvcounts[i] == recvcounts[0] && displs[i] == (size_t)i * recvcounts[0];
-    weft__coll_choose(c, comm, WEFT__COLL_ALLGATHER, sendcount * esize, even);
+    weft__tune_choose(c, comm, WEFT__COLL_ALLGATHER, sendcount * esize, even);
     return start_v(comm, c, WEFT__COLL_ALLGATHER, NULL, NULL, recvcounts, displs, req);
 }
 
@@ -383,7 +383,7 @@ static weft_result_t start_alltoall(const char *fn, int even, size_t even_count,
     for (int i = 0; i < comm->size; i++) /* saturating: only compared */
         total = sendcounts[i] > SIZE_MAX / esize - total ? SIZE_MAX / esize
                                                          : total + sendcounts[i];
-    weft__coll_choose(c, comm, WEFT__COLL_ALLTOALL, total * esize, even);
+    weft__tune_choose(c, comm, WEFT__COLL_ALLTOALL, total * esize, even);
     return start_v(comm, c, WEFT__COLL_ALLTOALL, sendcounts, sdispls, recvcounts, rdispls, req);
 }
 

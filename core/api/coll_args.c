@@ -10,9 +10,9 @@
 
 #include "core/api/coll_args.h"
 #include "core/base/error.h"
+#include "core/dt/dtype.h"
 #include "core/dt/op.h"
 #include "core/dt/reduce.h"
-#include "core/progress/request.h"
 
 weft_result_t weft__coll_check_call_report(weft_comm_t comm, const char *fn,
                                            const weft_request_t *req)
@@ -128,19 +128,23 @@ weft_result_t weft__coll_apply_op(weft__coll_t *c, weft_op_t op, const void *inp
 
 int weft__coll_skip_empty(weft_comm_t comm, weft_request_t *req)
 {
-    struct weft_request *r;
-
     if (weft__coll_check_enabled())
         return 0;
-    comm->coll_seq++;
-    if (req == WEFT__COLL_BLOCKING)
-        return 1;
-    /* A request that is complete already; without memory for one, the
-     * null request, which waits and tests also take as complete. */
-    if (weft__request_create(comm, 1, &r) != WEFT_SUCCESS)
-        r = NULL;
-    else
-        r->subs[0].state = WEFT__SUBOP_DONE;
-    *req = r;
+    weft__coll_start_empty(comm, req);
     return 1;
+}
+
+weft_result_t weft__coll_launch(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
+                                weft_request_t *req)
+{
+    if (weft__coll_check_enabled()) {
+        /* The check reads the call's communicator and group. */
+        c->comm = comm;
+        c->kind = (int)kind;
+        if (!c->gsize) /* the choice of algorithm may have ordered the ranks */
+            weft__coll_set_group(c, comm->size, comm->rank, NULL);
+        if (!(c = weft__coll_checked(c, kind)))
+            return WEFT_ERR_NO_MEMORY;
+    }
+    return weft__coll_start(comm, c, kind, req);
 }

@@ -6,8 +6,11 @@
 #ifndef WEFT_CORE_COLL_ARGS_H
 #define WEFT_CORE_COLL_ARGS_H
 
+#include "core/coll/algo/algo.h"
 #include "core/coll/coll.h"
 #include "core/comm/comm.h"
+#include "core/dt/dtype.h"
+#include "core/tune/tune.h"
 
 /* The checks of weft__coll_check_call, with the error it reports. */
 weft_result_t weft__coll_check_call_report(weft_comm_t comm, const char *fn,
@@ -62,6 +65,15 @@ weft_result_t weft__coll_check_op(const char *fn, weft_dtype_t dt, weft_op_t op)
  * op must have passed weft__coll_check_op. */
 weft_result_t weft__coll_apply_op(weft__coll_t *c, weft_op_t op, const void *input,
                                   size_t count);
+
+/* Starts c (weft__coll_start), with WEFT_CHECK=1 behind the comparison of
+ * the ranks' arguments (coll_check.c). Frees c on failure. */
+weft_result_t weft__coll_launch(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
+                                weft_request_t *req);
+/* coll_check.c. Whether WEFT_CHECK=1; if so, wraps c in the check that
+ * runs first and returns the wrapper (NULL: out of memory, c freed). */
+int weft__coll_check_enabled(void);
+weft__coll_t *weft__coll_checked(weft__coll_t *c, weft__coll_kind_t kind);
 
 /* For a call whose valid arguments say it moves nothing on any rank: 1
  * when it is done at once (not under WEFT_CHECK, whose ranks compare their

@@ -242,7 +242,7 @@ static weft_result_t start_axis(const char *fn, enum axis_kind kind, const void 
     c->ctx = xp;
     c->ctx_free = axis_free;
     c->step = axis_step;
-    return weft__coll_start(comm, c, axis_kinds[kind], req);
+    return weft__coll_launch(comm, c, axis_kinds[kind], req);
 }
 
 WEFT_API weft_result_t weft_igather_axis(const void *sendbuf, void *recvbuf, int ndims,

@@ -104,7 +104,7 @@ static weft_result_t start_bcast_bytes(const char *fn, void **buf, size_t *len, 
     c->ctx = b;
     c->ctx_free = bcast_bytes_free;
     c->step = bcast_bytes_step;
-    return weft__coll_start(comm, c, WEFT__COLL_BCAST_BYTES, req);
+    return weft__coll_launch(comm, c, WEFT__COLL_BCAST_BYTES, req);
 }
 
 WEFT_API weft_result_t weft_ibroadcast_bytes(void **buf, size_t *len, int root,
@@ -229,7 +229,7 @@ static weft_result_t start_gather_bytes(const char *fn, const void *buf, size_t 
     c->ctx = g;
     c->ctx_free = gather_bytes_free;
     c->step = gather_bytes_step;
-    return weft__coll_start(comm, c, WEFT__COLL_ALLGATHER_BYTES, req);
+    return weft__coll_launch(comm, c, WEFT__COLL_ALLGATHER_BYTES, req);
 }
 
 WEFT_API weft_result_t weft_iallgather_bytes(const void *buf, size_t len, void **out,

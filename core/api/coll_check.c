@@ -17,15 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/coll/coll.h"
+#include "core/api/coll_args.h"
 #include "core/base/error.h"
-
-const char *const weft__coll_kind_names[WEFT__COLL_NKINDS] = {
-    "barrier", "broadcast", "reduce", "allreduce", "reduce_scatter", "scan", "exscan",
-    "gather", "scatter", "allgather", "alltoall", "gather_axis", "allgather_axis",
-    "scatter_axis", "reduce_scatter_axis", "alltoall_axis", "broadcast_bytes",
-    "allgather_bytes"
-};
+#include "core/coll/algo/algo.h"
+#include "core/coll/shared/shared.h"
 
 /* One rank's view of the call. Fields that may differ between ranks
  * (v-forms' own counts) are in mine. */

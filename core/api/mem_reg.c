@@ -36,7 +36,7 @@ struct weft_memreg {
 /* Releases the first n transports' handles of reg. */
 static void release_handles(struct weft_memreg *reg, int n)
 {
-    weft__plugin_set_t *set = &reg->inst->plugins;
+    weft__plugin_set_t *set = &reg->inst->wire.plugins;
 
     for (int i = 0; i < n; i++) {
         weft__plugin_t *pl = &set->plugins[i];
@@ -67,7 +67,7 @@ WEFT_API weft_result_t weft_mem_register(weft_comm_t comm, void *ptr, size_t byt
     reg->inst = comm->inst;
     reg->ptr = ptr;
     reg->bytes = bytes;
-    set = &reg->inst->plugins;
+    set = &reg->inst->wire.plugins;
     /* Host memory: a device buffer needs a transport that announces
      * WEFT_TRANSPORT_MEM_CUDA, and no transport of this release does. */
     for (; reg->n < set->n; reg->n++) {
@@ -107,7 +107,7 @@ WEFT_API weft_result_t weft_mem_deregister(weft_memreg_t reg)
     release_handles(reg, reg->n);
     reg->magic = 0;
     free(reg);
-    weft__instance_release(inst);
+    weft__instance_unref(inst);
     return WEFT_SUCCESS;
 }
 
@@ -119,7 +119,7 @@ WEFT_API weft_result_t weft_comm_set_stream(weft_comm_t comm, void *cuda_stream)
 
     if (rc != WEFT_SUCCESS || !cuda_stream)
         return rc; /* no stream: operations run as they always did */
-    set = &comm->inst->plugins;
+    set = &comm->inst->wire.plugins;
     for (int i = 0; i < set->n; i++)
         cuda |= (set->plugins[i].caps.mem_types >> WEFT_TRANSPORT_MEM_CUDA) & 1;
     if (!cuda)

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/comm/comm.h"
-#include "core/coll/coll.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "core/comm/comm.h"
+#include "core/dt/dtype.h"
 #include "core/progress/progress.h"
 #include "core/progress/request.h"
 
@@ -49,26 +49,6 @@ static weft_result_t check_op(const char *fn, int kind, const void *buf, size_t 
     return WEFT_SUCCESS;
 }
 
-static void fill_sub(weft__subop_t *sub, weft_comm_t comm, int kind, const void *buf,
-                     size_t bytes, weft_dtype_t dt, int peer, int tag)
-{
-    sub->kind = kind;
-    sub->buf = (void *)buf;
-    sub->bytes = bytes;
-    sub->elem_size = weft__dtype_bytes(dt);
-    sub->peer = peer;
-    sub->user_tag = tag;
-    sub->source = -1;
-    sub->tag_out = -1;
-    if (tag == WEFT_ANY_TAG) {
-        sub->tag = weft__tag(comm->context_id, 0);
-        sub->ignore = WEFT__TAG_IGNORE_USER;
-    } else {
-        sub->tag = weft__tag(comm->context_id, tag);
-        sub->ignore = 0;
-    }
-}
-
 static weft_result_t post_one(const char *fn, int kind, const void *buf, size_t count,
                               weft_dtype_t dt, int peer, int tag, weft_comm_t comm,
                               weft_request_t *req)
@@ -82,10 +62,11 @@ static weft_result_t post_one(const char *fn, int kind, const void *buf, size_t 
     rc = check_op(fn, kind, buf, count, dt, peer, tag, comm, &bytes);
     if (rc != WEFT_SUCCESS)
         return rc;
-    rc = weft__request_create(comm, 1, &r);
+    rc = weft__request_create(&comm->ctx, 1, &r);
     if (rc != WEFT_SUCCESS)
         return rc;
-    fill_sub(&r->subs[0], comm, kind, buf, bytes, dt, peer, tag);
+    weft__subop_fill(&r->subs[0], &comm->ctx, kind, buf, bytes, weft__dtype_bytes(dt), peer,
+                     tag);
     weft__request_start(r);
     *req = r;
     return WEFT_SUCCESS;
@@ -115,6 +96,8 @@ WEFT_API weft_result_t weft_batch_isend_irecv(int n, const weft_p2p_op_t *ops, w
     if (n < 0 || (n > 0 && !ops))
         return weft__error(WEFT_ERR_INVALID_ARG,
                            "weft_batch_isend_irecv: n is %d and ops is %p", n, (void *)ops);
+    if (n == 0 && weft__comm_aborted(comm))
+        return weft__error(WEFT_ERR_ABORTED, "the communicator was aborted");
     for (int i = 0; i < n; i++) {
         size_t bytes;
         char fn[64];
@@ -133,59 +116,7 @@ WEFT_API weft_result_t weft_batch_isend_irecv(int n, const weft_p2p_op_t *ops, w
         return check_op(fn, ops[i].kind, ops[i].buf, ops[i].count, ops[i].dt, ops[i].peer,
                         ops[i].tag, comm, &bytes);
     }
-    return weft__request_post_batch(comm, n, ops, req);
-}
-
-weft_result_t weft__request_post_batch(weft_comm_t comm, int n, const weft_p2p_op_t *ops,
-                                       struct weft_request **req)
-{
-    struct weft_request *r;
-    weft_result_t rc;
-
-    if (weft__comm_aborted(comm))
-        return weft__error(WEFT_ERR_ABORTED, "the communicator was aborted");
-    rc = weft__request_create(comm, n > 0 ? n : 1, &r);
-    if (rc != WEFT_SUCCESS)
-        return rc;
-    if (n == 0) {
-        /* An empty batch is complete at once. */
-        r->subs[0].state = WEFT__SUBOP_DONE;
-        *req = r;
-        return WEFT_SUCCESS;
-    }
-    for (int i = 0; i < n; i++)
-        fill_sub(&r->subs[i], comm, ops[i].kind, ops[i].buf,
-                 ops[i].count * weft__dtype_bytes(ops[i].dt), ops[i].dt, ops[i].peer,
-                 ops[i].tag);
-    weft__request_start(r);
-    *req = r;
-    return WEFT_SUCCESS;
-}
-
-/* Describes the first unfinished operation of req, for timeout messages. */
-static void describe_pending(const struct weft_request *req, char *buf, size_t cap)
-{
-    if (req->coll) {
-        weft__coll_describe(req->coll, buf, cap);
-        return;
-    }
-    for (int i = 0; i < req->nsub; i++) {
-        const weft__subop_t *sub = &req->subs[i];
-
-        if (sub->state == WEFT__SUBOP_DONE)
-            continue;
-        if (sub->peer == WEFT_ANY_SOURCE)
-            snprintf(buf, cap, "receive from any rank");
-        else
-            snprintf(buf, cap, "%s rank %d", sub->kind == WEFT_P2P_SEND ? "send to" :
-                     "receive from", sub->peer);
-        if (sub->user_tag == WEFT_ANY_TAG)
-            snprintf(buf + strlen(buf), cap - strlen(buf), " with any tag");
-        else
-            snprintf(buf + strlen(buf), cap - strlen(buf), " with tag %d", sub->user_tag);
-        return;
-    }
-    snprintf(buf, cap, "operation");
+    return weft__request_post_batch(&comm->ctx, n, ops, req);
 }
 
 /* Waits for *req; on completion (success or failure of the operation)
@@ -210,7 +141,7 @@ static weft_result_t wait_one(const char *fn, weft_request_t *req, weft_status_t
     if (rc == WEFT_ERR_TIMEOUT) {
         char what[128];
 
-        describe_pending(r, what, sizeof(what));
+        weft__request_describe(r, what, sizeof(what));
         return weft__error(WEFT_ERR_TIMEOUT, "%s: %s did not complete within %d ms "
                            "(WEFT_TIMEOUT); the request is still pending", fn, what,
                            r->inst->timeout_ms);
@@ -230,8 +161,8 @@ static weft_result_t wait_one(const char *fn, weft_request_t *req, weft_status_t
                          sub->peer == WEFT_ANY_SOURCE ? sub->source : sub->peer);
                 break;
             }
-        if (r->coll && r->coll->why[0])
-            weft__error(rc, "%s: %s", fn, r->coll->why);
+        if (weft__request_why(r))
+            weft__error(rc, "%s: %s", fn, weft__request_why(r));
         else if (rc == WEFT_ERR_TRUNCATED)
             weft__error(rc, "%s: %s: the message had %zu bytes, the buffer holds %zu", fn,
                         what, r->subs[0].len, r->subs[0].bytes);
@@ -262,7 +193,7 @@ WEFT_API weft_result_t weft_test(weft_request_t *req, int *done, weft_status_t *
     weft__progress(r->inst);
     /* An abort notice found by any thread's progress is applied here, on
      * the communicator's thread, and fails r. */
-    weft__comm_aborted(r->comm);
+    weft__mctx_aborted(r->ctx);
     weft__request_poll(r, done);
     if (!*done)
         return WEFT_SUCCESS;
@@ -294,20 +225,14 @@ WEFT_API weft_result_t weft_waitall(int n, weft_request_t *reqs, weft_status_t *
 WEFT_API weft_result_t weft_request_free(weft_request_t *req)
 {
     struct weft_request *r;
-    int done = 0;
 
     if (!req)
         return weft__error(WEFT_ERR_INVALID_ARG, "weft_request_free: req is NULL");
     r = *req;
     if (!r)
         return WEFT_SUCCESS;
-    weft__request_poll(r, &done);
-    if (done) {
-        weft__request_free(r);
-    } else {
-        /* Still in flight: freed once the transport is done. */
-        weft__request_detach(r);
-    }
+    /* Freed now if done, else once the transport is done. */
+    weft__request_release(r);
     *req = NULL;
     return WEFT_SUCCESS;
 }

@@ -11,12 +11,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/coll/coll.h"
 #include "core/base/error.h"
-#include "core/progress/request.h"
-#include "core/progress/instance.h"
+#include "core/coll/coll.h"
 #include "core/progress/progress.h"
-#include "core/coll/shared/segment.h"
+#include "core/progress/request.h"
+
+const char *const weft__coll_kind_names[WEFT__COLL_NKINDS] = {
+    "barrier", "broadcast", "reduce", "allreduce", "reduce_scatter", "scan", "exscan",
+    "gather", "scatter", "allgather", "alltoall", "gather_axis", "allgather_axis",
+    "scatter_axis", "reduce_scatter_axis", "alltoall_axis", "broadcast_bytes",
+    "allgather_bytes"
+};
+
+/* An instance's collectives in flight, advanced by every wait.
+ * lock guards the list and is held while it is walked. */
+struct weft__coll_engine {
+    pthread_mutex_t lock;
+    struct weft__coll *live;
+};
 
 /* Internal tags: bit 30 keeps them apart from communicator creation's; the
  * collective's sequence number keeps overlapping collectives apart. Within
@@ -45,7 +57,9 @@ typedef struct weft__coll_block {
 static __thread weft__coll_t *spares[COLL_SPARES_MAX];
 static __thread int nspares;
 
-void weft__coll_cache_drain(void)
+/* Drained with the request layer's cache, at thread exit and instance
+ * end (weft__request_cache_add_drain). */
+static void coll_cache_drain(void)
 {
     while (nspares > 0)
         free(spares[--nspares]);
@@ -143,6 +157,9 @@ weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops)
     weft_p2p_op_t few[16], *tagged = few;
     weft_result_t rc;
 
+    if (weft__mctx_aborted(&c->comm->internal))
+        return weft__error(WEFT_ERR_ABORTED, "the communicator was aborted");
+
     /* With n == 0 nothing is copied in and the batch reads nothing, which
      * gcc cannot tell: give it one defined entry rather than a warning. */
     few[0] = (weft_p2p_op_t){ 0 };
@@ -155,7 +172,7 @@ weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops)
             tagged[i].peer = c->members[ops[i].peer];
     }
     c->round++;
-    rc = weft__request_post_batch(c->comm->internal, n, tagged, &c->inner);
+    rc = weft__request_post_batch(&c->comm->internal, n, tagged, &c->inner);
     if (tagged != few)
         free(tagged);
     return rc;
@@ -247,13 +264,20 @@ weft_result_t weft__coll_poll(weft__coll_t *c, int *done)
     return rc;
 }
 
-void weft__coll_progress_all(weft__instance_t *inst)
+/* The progress hook: advances every collective in flight that the
+ * calling thread started (a communicator is used by one thread at a time,
+ * so another thread's collectives are its own to advance); skipped when
+ * an enclosing call is already at it. */
+static void progress_live(weft__instance_t *inst, void *arg)
 {
-    pthread_t self = pthread_self();
+    struct weft__coll_engine *e = arg;
+    pthread_t self;
 
-    if (!__atomic_load_n(&inst->colls, __ATOMIC_RELAXED) || pthread_mutex_trylock(&inst->coll_lock))
+    (void)inst;
+    if (!__atomic_load_n(&e->live, __ATOMIC_RELAXED) || pthread_mutex_trylock(&e->lock))
         return;
-    for (weft__coll_t *c = inst->colls; c; c = c->next_live) {
+    self = pthread_self();
+    for (weft__coll_t *c = e->live; c; c = c->next_live) {
         int done;
 
         /* Another thread's collective is its own to advance (and to
@@ -261,38 +285,68 @@ void weft__coll_progress_all(weft__instance_t *inst)
         if (pthread_equal(c->owner, self) && !c->finished)
             weft__coll_poll(c, &done);
     }
-    pthread_mutex_unlock(&inst->coll_lock);
+    pthread_mutex_unlock(&e->lock);
+}
+
+weft_result_t weft__coll_engine_init(weft__instance_t *inst)
+{
+    struct weft__coll_engine *e = calloc(1, sizeof(*e));
+    weft_result_t rc;
+
+    if (!e)
+        return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate the collective engine");
+    pthread_mutex_init(&e->lock, NULL);
+    rc = weft__progress_hook_add(inst, progress_live, e);
+    if (rc != WEFT_SUCCESS) {
+        pthread_mutex_destroy(&e->lock);
+        free(e);
+        return rc;
+    }
+    weft__request_cache_add_drain(coll_cache_drain);
+    inst->coll = e;
+    return WEFT_SUCCESS;
+}
+
+void weft__coll_engine_fini(weft__instance_t *inst)
+{
+    struct weft__coll_engine *e = inst->coll;
+
+    if (!e)
+        return;
+    pthread_mutex_destroy(&e->lock);
+    free(e);
+    inst->coll = NULL;
 }
 
 static void live_add(weft__coll_t *c)
 {
-    weft__instance_t *inst = c->comm->inst;
+    struct weft__coll_engine *e = c->comm->inst->coll;
 
-    pthread_mutex_lock(&inst->coll_lock);
+    pthread_mutex_lock(&e->lock);
     c->owner = pthread_self();
-    c->next_live = inst->colls;
+    c->next_live = e->live;
     c->prev_live = NULL;
-    if (inst->colls)
-        inst->colls->prev_live = c;
-    /* Atomic: weft__coll_progress_all peeks at the head without the lock. */
-    __atomic_store_n(&inst->colls, c, __ATOMIC_RELAXED);
+    if (e->live)
+        e->live->prev_live = c;
+    /* Atomic: progress_live peeks at the head without the lock. */
+    __atomic_store_n(&e->live, c, __ATOMIC_RELAXED);
     c->live = 1;
-    pthread_mutex_unlock(&inst->coll_lock);
+    pthread_mutex_unlock(&e->lock);
 }
 
 static void live_remove(weft__coll_t *c)
 {
-    weft__instance_t *inst = c->comm->inst;
+    struct weft__coll_engine *e = c->comm->inst->coll;
 
-    pthread_mutex_lock(&inst->coll_lock);
+    pthread_mutex_lock(&e->lock);
     if (c->prev_live)
         c->prev_live->next_live = c->next_live;
     else
-        __atomic_store_n(&inst->colls, c->next_live, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->live, c->next_live, __ATOMIC_RELAXED);
     if (c->next_live)
         c->next_live->prev_live = c->prev_live;
     c->live = 0;
-    pthread_mutex_unlock(&inst->coll_lock);
+    pthread_mutex_unlock(&e->lock);
 }
 
 static weft_result_t coll_poll_locked(weft__coll_t *c, int *done)
@@ -323,7 +377,8 @@ static weft_result_t coll_poll_locked(weft__coll_t *c, int *done)
             *done = 1;
             return WEFT_SUCCESS;
         }
-        /* A step waiting on the shared segment runs again next time. */
+        /* A step waiting on something other than a round (the shared
+         * segment) runs again next time. */
         if (c->again)
             return WEFT_SUCCESS;
         /* A step that neither finished nor started anything would never
@@ -355,15 +410,13 @@ void weft__coll_free(weft__coll_t *c)
     /* A round still in flight (a step failed after posting it, and the
      * cancel is not through yet) is left to finish in the background. */
     if (c->inner)
-        weft_request_free(&c->inner);
+        weft__request_release(c->inner);
     if (c->child)
         weft__coll_free(c->child);
     if (c->ctx_free)
         c->ctx_free(c->ctx);
-    if (c->shared_gen)
-        weft__coll_shared_abandon(c);
-    if (c->shared_counted)
-        weft__coll_shared_uncount(c);
+    if (c->waits)
+        c->waits->release(c);
     free(c->tmp);
     free(c->offs);
     free(c->premul_input);
@@ -391,11 +444,8 @@ void weft__coll_describe(const weft__coll_t *c, char *buf, size_t cap)
     if (n < 0 || (size_t)n >= cap)
         return;
     if (!at->inner && at->again) {
-        if (at->wait_rank >= 0)
-            snprintf(buf + n, cap - (size_t)n, ", waiting for rank %d on the shared segment,",
-                     at->wait_rank);
-        else
-            snprintf(buf + n, cap - (size_t)n, ", waiting for an earlier collective,");
+        if (at->waits)
+            at->waits->describe(at, buf + n, cap - (size_t)n);
         return;
     }
     if (!at->inner)
@@ -411,99 +461,9 @@ void weft__coll_describe(const weft__coll_t *c, char *buf, size_t cap)
     }
 }
 
-/* Below 4 KiB a chunk's per-message cost dominates. The default lets a
- * 1 MiB block arrive in a few pieces; measured at 4 ranks, 32 MiB, a ring
- * allreduce took 12-16 ms with 64 KiB pieces, 7.6-9.2 ms with 256 KiB and
- * 9.3-9.9 ms with 1 MiB. */
-#define COLL_CHUNK_MIN 4096
-#define COLL_CHUNK_DEFAULT (256 * 1024)
-/* Unthrottled, a rank of a large job would post 2 (n - 1) operations at
- * once and every peer's messages would land together, unexpected, at each
- * receiver. */
-#define COLL_A2A_WINDOW_DEFAULT 32
-
-/* Streaming output stores: from the last-level cache's size unless set. */
-#define COLL_STREAM_UNSET ULLONG_MAX
-#define COLL_STREAM_NO_LLC (32ull << 20)
-/* A second of spinning is already a core's worth of waste. */
-#define COLL_SPIN_US_MAX 1000000
-
-/* Set once by weft__coll_settings_parse; atomic, since threads of other
- * instances may read them meanwhile (all read the same values). */
-static size_t coll_chunk = COLL_CHUNK_DEFAULT;
-static int coll_a2a_window = COLL_A2A_WINDOW_DEFAULT;
-static unsigned long long coll_stream = COLL_STREAM_UNSET;
-static long long spin_us = -1;
-
-/* An unsigned setting from the environment: *out unchanged when unset. */
-static weft_result_t env_setting(const char *name, unsigned long long min,
-                                 unsigned long long max, unsigned long long *out)
-{
-    const char *env = getenv(name);
-    unsigned long long v;
-    char *end;
-
-    if (!env)
-        return WEFT_SUCCESS;
-    v = strtoull(env, &end, 0);
-    if (!*env || *end || *env == '-' || v < min || v > max)
-        return weft__error(WEFT_ERR_INVALID_ARG, "%s=\"%s\" is not a number from %llu to %llu",
-                           name, env, min, max);
-    *out = v;
-    return WEFT_SUCCESS;
-}
-
-weft_result_t weft__coll_settings_parse(void)
-{
-    unsigned long long chunk = COLL_CHUNK_DEFAULT, window = COLL_A2A_WINDOW_DEFAULT;
-    unsigned long long stream = COLL_STREAM_UNSET, spin = ULLONG_MAX;
-    weft_result_t rc = env_setting("WEFT_COLL_CHUNK", COLL_CHUNK_MIN, SIZE_MAX / 2, &chunk);
-
-    if (rc == WEFT_SUCCESS)
-        rc = env_setting("WEFT_ALLTOALL_THROTTLE", 0, INT_MAX, &window);
-    if (rc == WEFT_SUCCESS)
-        rc = env_setting("WEFT_STREAM_THRESHOLD", 0, COLL_STREAM_UNSET - 1, &stream);
-    if (rc == WEFT_SUCCESS)
-        rc = env_setting("WEFT_SPIN_US", 0, COLL_SPIN_US_MAX, &spin);
-    if (rc != WEFT_SUCCESS)
-        return rc;
-    __atomic_store_n(&spin_us, spin == ULLONG_MAX ? -1 : (long long)spin, __ATOMIC_RELAXED);
-    __atomic_store_n(&coll_chunk, (size_t)chunk, __ATOMIC_RELAXED);
-    __atomic_store_n(&coll_a2a_window, (int)window, __ATOMIC_RELAXED);
-    __atomic_store_n(&coll_stream, stream, __ATOMIC_RELAXED);
-    return WEFT_SUCCESS;
-}
-
-size_t weft__coll_chunk_bytes(void)
-{
-    return __atomic_load_n(&coll_chunk, __ATOMIC_RELAXED);
-}
-
-int weft__coll_alltoall_window(void)
-{
-    return __atomic_load_n(&coll_a2a_window, __ATOMIC_RELAXED);
-}
-
-long long weft__coll_spin_us(void)
-{
-    return __atomic_load_n(&spin_us, __ATOMIC_RELAXED);
-}
-
-unsigned long long weft__coll_stream_default(unsigned long long llc_size)
-{
-    return llc_size ? llc_size : COLL_STREAM_NO_LLC;
-}
-
-unsigned long long weft__coll_stream_threshold(unsigned long long llc_size)
-{
-    unsigned long long set = __atomic_load_n(&coll_stream, __ATOMIC_RELAXED);
-
-    return set != COLL_STREAM_UNSET ? set : weft__coll_stream_default(llc_size);
-}
-
 weft_request_t weft__coll_blocking_marker;
 
-/* A blocking collective whose step waits on the shared segment
+/* A blocking collective whose step waits on something other than a round
  * (weft__progress_wait_for's target): c is the whole collective, at the
  * one that waits. */
 typedef struct inline_wait {
@@ -530,7 +490,7 @@ static void inline_wait_sleeping(void *arg, int on)
 {
     inline_wait_t *w = arg;
 
-    weft__shared_sleeping(w->at->comm, on);
+    w->at->waits->sleeping(w->at, on);
 }
 
 /* The blocking form of weft__coll_start: each round is waited for here,
@@ -553,12 +513,13 @@ static weft_result_t coll_run_inline(weft__coll_t *c)
             at = at->child;
         /* A step leaves a round or a child behind (coll_poll_locked fails
          * the collective otherwise), and the deepest child a round, unless
-         * it waits on the shared segment. */
+         * it waits on something else (and then says how: at->waits). */
         if (at->inner) {
             rc = weft__request_wait_until(at->inner, inst->timeout_ms, &deadline);
         } else {
             inline_wait_t w = { c, at, 0 };
-            weft__wait_target_t t = { inline_wait_poll, inline_wait_sleeping, &w, at->comm };
+            weft__wait_target_t t = { inline_wait_poll, inline_wait_sleeping, &w,
+                                      &at->comm->ctx };
 
             rc = weft__progress_wait_for(inst, &t, inst->timeout_ms, &deadline);
             if (rc == WEFT_ERR_ABORTED)
@@ -581,45 +542,80 @@ static weft_result_t coll_run_inline(weft__coll_t *c)
     return rc;
 }
 
+/* The request of a nonblocking collective: the engine drives it. */
+static void request_poll(struct weft_request *req, int *done)
+{
+    weft__coll_t *c = req->owner;
+
+    weft__coll_poll(c, done);
+    req->result = c->result;
+}
+
+static void request_cancel(struct weft_request *req, weft_result_t rc)
+{
+    weft__coll_cancel(req->owner, rc);
+}
+
+static void request_release(struct weft_request *req)
+{
+    weft__coll_free(req->owner);
+}
+
+static void request_describe(const struct weft_request *req, char *buf, size_t cap)
+{
+    weft__coll_describe(req->owner, buf, cap);
+}
+
+static const char *request_why(const struct weft_request *req)
+{
+    const weft__coll_t *c = req->owner;
+
+    return c->why[0] ? c->why : NULL;
+}
+
+static const weft__request_ops_t coll_request_ops = {
+    request_poll, request_cancel, request_release, request_describe, request_why
+};
+
 weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
                                weft_request_t *req)
 {
     struct weft_request *r;
     weft_result_t rc;
+    int done = 0;
 
-    c->comm = comm; /* the check reads the communicator's size */
     c->kind = (int)kind;
     if (!c->gsize) /* the choice of algorithm may have ordered the ranks */
         weft__coll_set_group(c, comm->size, comm->rank, NULL);
-    if (weft__coll_check_enabled()) {
-        if (!(c = weft__coll_checked(c, kind)))
-            return WEFT_ERR_NO_MEMORY;
-        c->kind = (int)kind;
-        weft__coll_set_group(c, comm->size, comm->rank, NULL);
-    }
+    c->comm = comm;
+    c->result = WEFT_SUCCESS;
     if (req == WEFT__COLL_BLOCKING) {
-        c->comm = comm; /* the check's wrapper has none yet */
         c->seq = comm->coll_seq++;
-        c->result = WEFT_SUCCESS;
         return coll_run_inline(c);
     }
-    rc = weft__request_create(comm, 1, &r);
+    rc = weft__request_create_complete(&comm->ctx, &r);
     if (rc != WEFT_SUCCESS) {
         weft__coll_free(c);
         return rc;
     }
-    r->subs[0].state = WEFT__SUBOP_DONE;
-    c->comm = comm;
     c->seq = comm->coll_seq++;
-    c->result = WEFT_SUCCESS;
-    r->coll = c;
+    r->ops = &coll_request_ops;
+    r->owner = c;
     live_add(c);
-    {
-        int done = 0;
-
-        /* The first round goes out now, as a nonblocking call promises. */
-        weft__coll_poll(c, &done);
-    }
+    /* The first round goes out now, as a nonblocking call promises. */
+    weft__coll_poll(c, &done);
     *req = r;
     return WEFT_SUCCESS;
+}
+
+void weft__coll_start_empty(weft_comm_t comm, weft_request_t *req)
+{
+    struct weft_request *r;
+
+    comm->coll_seq++;
+    if (req == WEFT__COLL_BLOCKING)
+        return;
+    if (weft__request_create_complete(&comm->ctx, &r) != WEFT_SUCCESS)
+        r = NULL;
+    *req = r;
 }

@@ -21,6 +21,7 @@
 
 #include "weft.h"
 #include "core/comm/comm.h"
+#include "core/progress/request.h"
 
 struct weft__coll;
 struct weft__coll_block;
@@ -33,6 +34,19 @@ struct weft__coll_block;
 /* Called when the previous round (if any) completed: posts the next round
  * with weft__coll_post, or sets *done. */
 typedef weft_result_t (*weft__coll_step_fn)(struct weft__coll *c, int *done);
+
+/* What a collective whose steps wait on something other than a round
+ * (coll/shared: counters in the node's shared segment) tells the engine,
+ * which knows nothing of it: such a step sets c->again and leaves no
+ * round behind, and the engine asks these how to wait and what to undo. */
+typedef struct weft__coll_waits {
+    /* The rank is about to sleep waiting on it (on = 1), or woke (0). */
+    void (*sleeping)(struct weft__coll *c, int on);
+    /* What it waits for, appended to a timeout's message. */
+    void (*describe)(const struct weft__coll *c, char *buf, size_t cap);
+    /* Undoes what the collective holds when it is freed, finished or not. */
+    void (*release)(struct weft__coll *c);
+} weft__coll_waits_t;
 
 typedef struct weft__coll {
     weft_comm_t comm;            /* the user's communicator */
@@ -53,11 +67,18 @@ typedef struct weft__coll {
     int polling;                 /* a thread is in weft__coll_poll (atomic) */
     pthread_t owner;             /* the thread that started it */
     int kind;                    /* weft__coll_kind_t of a started collective */
-    /* A started top-level collective is on its instance's list of
-     * collectives in flight (inst->colls) until freed. */
+    /* A started top-level collective is on its engine's list of
+     * collectives in flight (inst->coll) until freed. */
     struct weft__coll *next_live, *prev_live;
     int live;
     int finished;                /* the step said done: never step again */
+    /* Set by a step that waits on something other than a round: call it
+     * again (waits says how to wait). */
+    int again;
+    const weft__coll_waits_t *waits;
+    /* A node-aware allreduce's algorithm between the nodes' leaders, as
+     * the tuner chose it (NULL: ring). */
+    void (*leaders_algo)(struct weft__coll *c);
     /* Arguments and working state of the algorithm. */
     const void *sendbuf;
     void *recvbuf;
@@ -72,20 +93,19 @@ typedef struct weft__coll {
     const size_t *scounts, *sdispls, *rcounts, *rdispls;
     size_t *vec;                 /* from weft__coll_scratch */
     void *premul_input;          /* the input scaled for PREMUL_SUM */
-    /* Composite forms (coll_compose.c) keep their state here. */
+    /* Composite forms (the WEFT_CHECK wrapper) keep their state here. */
     void *ctx;
     void (*ctx_free)(void *ctx);
     /* What weft__coll_alloc handed out: bytes of room used, and the blocks
      * it took from the heap once the room was full. */
     size_t room_used;
     struct weft__coll_block *blocks;
-    /* The shared algorithms (coll/shared/small.c): the generation on the
-     * communicator's segment (0 once retired), whether the step waits on
-     * the segment
-     * (call it again) and for which rank (-1: an earlier collective),
-     * and whether it counts in inst->shared_inflight. */
+    /* coll/shared's state, read by nothing else: the generation on the
+     * communicator's segment (0 once retired), the rank the step waits
+     * for (-1: an earlier collective), and whether it counts in
+     * inst->unrung_inflight. */
     uint32_t shared_gen;
-    int again, wait_rank, shared_counted;
+    int wait_rank, shared_counted;
     /* A pipelined one's (coll/shared/pipelined.c) step, elements of a part
      * and steps in all, the last two worked out once, and whether it
      * writes its output with streaming stores (copy_stream.h). */
@@ -108,9 +128,6 @@ weft__coll_t *weft__coll_new(const void *sendbuf, void *recvbuf, size_t count, s
  * the error set. */
 void *weft__coll_alloc(weft__coll_t *c, size_t bytes);
 void *weft__coll_scratch(weft__coll_t *c, size_t bytes);
-/* Frees the calling thread's spare collectives (at finalize and thread
- * exit; see weft__request_cache_drain). */
-void weft__coll_cache_drain(void);
 /* Copies the v-form arrays given (NULL: not used) into c->vec. */
 weft_result_t weft__coll_set_vectors(weft__coll_t *c, int n, const size_t *scounts,
                                      const size_t *sdispls, const size_t *rcounts,
@@ -134,18 +151,14 @@ weft_result_t weft__coll_post(weft__coll_t *c, int n, const weft_p2p_op_t *ops);
 weft_result_t weft__coll_run_child(weft__coll_t *c, weft__coll_t *child);
 /* Advances c: reaps its round, runs steps; *done when finished. */
 weft_result_t weft__coll_poll(weft__coll_t *c, int *done);
-/* Advances every collective in flight on inst that the calling thread
- * started (a communicator is used by one thread at a time, so another
- * thread's collectives are its own to advance); skipped when an enclosing
- * call is already at it. */
-void weft__coll_progress_all(weft__instance_t *inst);
-/* "allreduce, waiting to receive from rank 3": for timeout messages. */
+/* "weft_allreduce, waiting to receive from rank 3,": for timeout messages. */
 void weft__coll_describe(const weft__coll_t *c, char *buf, size_t cap);
 /* Fails c with rc: the round in flight is cancelled, no further one starts. */
 void weft__coll_cancel(weft__coll_t *c, weft_result_t rc);
 void weft__coll_free(weft__coll_t *c);
 
-/* What a collective is, for the cross-rank argument check (WEFT_CHECK). */
+/* What a collective is, for messages and the cross-rank argument check
+ * (WEFT_CHECK). */
 typedef enum weft__coll_kind {
     WEFT__COLL_BARRIER, WEFT__COLL_BCAST, WEFT__COLL_REDUCE, WEFT__COLL_ALLREDUCE,
     WEFT__COLL_REDUCE_SCATTER, WEFT__COLL_SCAN, WEFT__COLL_EXSCAN, WEFT__COLL_GATHER,
@@ -158,151 +171,27 @@ typedef enum weft__coll_kind {
 extern const char *const weft__coll_kind_names[WEFT__COLL_NKINDS];
 
 /* Starts a collective of the given kind: a request whose progress is c's.
- * With WEFT_CHECK=1 the ranks first compare their arguments
- * (coll_check.c). Frees c on failure. Given WEFT__COLL_BLOCKING for req,
- * runs c to its end on the calling thread instead and returns its result
- * (what the blocking entry points do): no request and no place on the
- * list of collectives in flight, whose locks and allocations were a third
- * of a small collective's time. */
+ * Frees c on failure. Given WEFT__COLL_BLOCKING for req, runs c to its end
+ * on the calling thread instead and returns its result (what the blocking
+ * entry points do): no request and no place on the list of collectives in
+ * flight, whose locks and allocations were a third of a small
+ * collective's time. */
 weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
                                weft_request_t *req);
 extern weft_request_t weft__coll_blocking_marker;
 #define WEFT__COLL_BLOCKING (&weft__coll_blocking_marker)
-/* Whether WEFT_CHECK=1; if so, wraps c in the check that runs first and
- * returns the wrapper (NULL: out of memory, c freed). */
-int weft__coll_check_enabled(void);
-weft__coll_t *weft__coll_checked(weft__coll_t *c, weft__coll_kind_t kind);
+/* For a call that moves nothing: counts in comm's sequence of collectives
+ * as if it ran, and gives a request that is complete already unless
+ * blocking (NULL without memory for one, which waits and tests also take
+ * as complete). */
+void weft__coll_start_empty(weft_comm_t comm, weft_request_t *req);
 
-/* Algorithms: each sets c->step. Rooted and v-forms read their arguments
- * from c (root, scounts/sdispls/rcounts/rdispls). */
-void weft__barrier_dissemination(weft__coll_t *c);     /* coll/algo/barrier.c */
-void weft__bcast_binomial(weft__coll_t *c);            /* coll/algo/tree.c */
-void weft__reduce_binomial(weft__coll_t *c);
-void weft__allreduce_ring(weft__coll_t *c);            /* coll/algo/ring.c */
-void weft__reduce_scatterv_ring(weft__coll_t *c);
-void weft__allgatherv_ring(weft__coll_t *c);
-void weft__gatherv_linear(weft__coll_t *c);            /* coll/algo/linear.c */
-void weft__scatterv_linear(weft__coll_t *c);
-void weft__alltoallv_pairwise(weft__coll_t *c);
-void weft__alltoallv_scattered(weft__coll_t *c);
-void weft__scan_recursive_doubling(weft__coll_t *c, int exclusive); /* coll/algo/scan.c */
-void weft__allreduce_rd(weft__coll_t *c);              /* coll/algo/rd.c: small messages */
-void weft__reduce_scatterv_rd(weft__coll_t *c);
-void weft__allreduce_rabenseifner(weft__coll_t *c);    /* coll/algo/rabenseifner.c */
-void weft__allgather_bruck(weft__coll_t *c);           /* coll/algo/bruck.c: even counts */
-void weft__allreduce_hier(weft__coll_t *c);            /* coll/algo/hier.c: node-aware */
-void weft__bcast_hier(weft__coll_t *c);
-void weft__reduce_hier(weft__coll_t *c);
-void weft__barrier_hier(weft__coll_t *c);
-void weft__allgather_hier(weft__coll_t *c);            /* consecutive nodes, even counts */
-void weft__allreduce_tree(weft__coll_t *c);            /* coll/algo/dbtree.c: pipelined trees */
-void weft__allreduce_dbtree(weft__coll_t *c);
-/* Rank's place in tree 0 or 1 of the double binary tree over n ranks:
- * *parent (-1 at the root) and the children (two at most), returning how
- * many. For tests. */
-int weft__dbtree_shape(int n, int rank, int tree, int *parent, int *children);
-void weft__allreduce_direct(weft__coll_t *c);          /* coll/algo/direct.c: tiny messages */
-void weft__bcast_chain(weft__coll_t *c);               /* coll/algo/chain.c: pipelined chain */
-void weft__bcast_scatter_allgather(weft__coll_t *c);   /* coll/algo/twophase.c: large messages */
-void weft__reduce_ring_gather(weft__coll_t *c);
-void weft__allgatherv_rd(weft__coll_t *c);             /* coll/algo/rd_allgather.c */
-void weft__reduce_scatterv_pairwise(weft__coll_t *c);  /* coll/algo/pairwise.c */
-void weft__alltoall_bruck(weft__coll_t *c);            /* coll/algo/bruck.c: even counts */
-void weft__gather_binomial(weft__coll_t *c);           /* coll/algo/binomial.c: even counts */
-void weft__scatter_binomial(weft__coll_t *c);
-void weft__scan_rd(weft__coll_t *c);                   /* coll/algo/scan.c */
-void weft__exscan_rd(weft__coll_t *c);
-/* coll/shared/small.c: through the node-shared segment, on communicators that
- * weft__shared_usable accepts, for payloads up to WEFT__SHARED_SLOT. */
-void weft__barrier_shared(weft__coll_t *c);
-void weft__bcast_shared(weft__coll_t *c);
-void weft__reduce_shared(weft__coll_t *c);
-void weft__allreduce_shared(weft__coll_t *c);
-void weft__reduce_scatter_shared(weft__coll_t *c);
-void weft__allgather_shared(weft__coll_t *c);             /* even counts */
-void weft__alltoall_shared(weft__coll_t *c);              /* even counts */
-/* coll/shared/pipelined.c: the same segment, any size, in steps. */
-void weft__allreduce_shared_pipelined(weft__coll_t *c);
-void weft__reduce_scatter_shared_pipelined(weft__coll_t *c);
-void weft__allgather_shared_pipelined(weft__coll_t *c);   /* even counts */
-void weft__alltoall_shared_pipelined(weft__coll_t *c);    /* even counts */
-void weft__bcast_shared_pipelined(weft__coll_t *c);
-/* Drops c from inst->shared_inflight (finished or freed). */
-void weft__coll_shared_uncount(weft__coll_t *c);
-/* A shared collective freed before it finished gives its generation up
- * (coll/shared/segment.h). */
-void weft__coll_shared_abandon(weft__coll_t *c);
-/* A shared collective that will not run (its WEFT_CHECK comparison
- * failed) hands its generation back, if no later one was given out. */
-void weft__coll_shared_withdraw(weft__coll_t *c);
-
-/* An entry of tune/select.c's table of algorithms. */
-typedef struct weft__coll_algo {
-    weft__coll_kind_t kind;
-    const char *op_name;      /* as written in WEFT_ALGO */
-    const char *name;
-    void (*set)(weft__coll_t *c);
-    int hierarchical;
-    int needs;                /* WEFT__ALGO_NEEDS_*: what it needs of a call */
-} weft__coll_algo_t;
-
-/* What an algorithm needs of a call besides its kind. A tuner decision can
- * never be wrong, only slow: an entry is offered only where it can run. */
-enum {
-    WEFT__ALGO_NEEDS_EVEN = 1 << 0,        /* equal blocks in rank order (even forms) */
-    WEFT__ALGO_NEEDS_NODES_CONTIG = 1 << 1, /* each node's ranks consecutive */
-    /* a communicator on one node with a shared segment
-     * (weft__shared_usable), and at most WEFT__SHARED_SLOT bytes */
-    WEFT__ALGO_NEEDS_SHARED = 1 << 2,
-    /* the same segment, any size, at most WEFT__SHARED_PIPE_RANKS ranks */
-    WEFT__ALGO_NEEDS_SEGMENT = 1 << 3
-};
-
-/* The table (n entries), grouped by operation, flat algorithms first. */
-const weft__coll_algo_t *weft__coll_algos(size_t *n);
-/* Whether a may run a call of bytes (as weft__coll_choose counts them) on
- * a communicator of shape s (tune.h) with equal blocks on every rank
- * (even). */
-struct weft__tune_shape;
-int weft__coll_algo_applies(const weft__coll_algo_t *a, const struct weft__tune_shape *s,
-                            int even, size_t bytes);
-
-/* Chooses and sets the algorithm of a collective of kind moving bytes per
- * rank (tune/select.c); even: every rank's block has the same size, at
- * rank-order displacements, and every rank knows it (the even forms of
- * the rooted and all-to-all calls). For kinds without a choice it does
- * nothing. */
-void weft__coll_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind, size_t bytes,
-                       int even);
-/* The flat allreduce the tuner predicts fastest among comm's node leaders
- * for this many bytes (the node-aware allreduce's inner phase). */
-void weft__allreduce_flat(weft__coll_t *c, weft_comm_t comm, size_t bytes);
-/* Parses WEFT_ALGO (NULL: none); WEFT_ERR_INVALID_ARG names what is wrong
- * and lists the valid choices. */
-weft_result_t weft__coll_algo_parse(const char *spec);
-
-/* Reads WEFT_COLL_CHUNK, WEFT_ALLTOALL_THROTTLE, WEFT_STREAM_THRESHOLD and
- * WEFT_SPIN_US (at weft_init, as WEFT_ALGO); a malformed value is
- * WEFT_ERR_INVALID_ARG naming the variable. Until then, and where unset,
- * the defaults hold. */
-weft_result_t weft__coll_settings_parse(void);
-/* Pipelining: ring steps move their blocks in chunks of this many bytes
- * (WEFT_COLL_CHUNK), so that reducing one chunk overlaps receiving the
- * next. */
-size_t weft__coll_chunk_bytes(void);
-/* Peers whose exchanges a round of the scattered all-to-all posts at once
- * (WEFT_ALLTOALL_THROTTLE; 0: all of them). */
-int weft__coll_alltoall_window(void);
-/* Bytes of output, over the ranks of a node together, above which the
- * pipelined shared collectives write their output with streaming stores
- * (WEFT_STREAM_THRESHOLD; unset: llc_size, the node's last-level cache,
- * or 32 MiB when that is unknown). */
-unsigned long long weft__coll_stream_threshold(unsigned long long llc_size);
-/* The same without WEFT_STREAM_THRESHOLD: what the tuner assumes, so that
- * ranks that set the variable differently still choose alike. */
-unsigned long long weft__coll_stream_default(unsigned long long llc_size);
-/* Microseconds a wait spins before it sleeps (WEFT_SPIN_US), -1 where
- * unset: then progress.c chooses by how crowded the node's cores are. */
-long long weft__coll_spin_us(void);
+/* The engine of an instance: its list of collectives in flight, which
+ * every wait advances through a progress hook (a rank waiting on one
+ * collective must keep the others it started moving, or two ranks
+ * waiting on different ones would wait for each other). Set up at
+ * weft_init, before the instance is shared; freed with it. */
+weft_result_t weft__coll_engine_init(weft__instance_t *inst);
+void weft__coll_engine_fini(weft__instance_t *inst);
 
 #endif /* WEFT_CORE_COLL_H */

@@ -8,10 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/comm/abort_notice.h"
-#include "core/comm/comm.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "core/comm/abort_notice.h"
+#include "core/comm/comm.h"
+#include "core/progress/progress.h"
 
 /* No communicator gets this context: they are allocated upwards from 0 in
  * steps of two. The notice's tag carries nothing else. */
@@ -25,7 +26,7 @@ typedef struct notice_send {
     uint32_t context;            /* the payload: the aborted communicator */
 } notice_send_t;
 
-typedef struct notice_state {
+typedef struct weft__abort_notices {
     pthread_mutex_t lock;
     int nplugins;
     void *rx[WEFT__PLUGIN_MAX];  /* one posted receive per transport */
@@ -33,9 +34,11 @@ typedef struct notice_state {
     notice_send_t *sends;
 } notice_state_t;
 
+static void abort_poll(weft__instance_t *inst, void *arg);
+
 static weft_result_t post_receive(weft__instance_t *inst, notice_state_t *st, int i)
 {
-    weft__plugin_t *pl = &inst->plugins.plugins[i];
+    weft__plugin_t *pl = &inst->wire.plugins.plugins[i];
     weft_result_t rc;
 
     pthread_mutex_lock(&pl->lock);
@@ -57,11 +60,13 @@ weft_result_t weft__abort_listen(weft__instance_t *inst)
     if (!st)
         return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate the abort notice state");
     pthread_mutex_init(&st->lock, NULL);
-    st->nplugins = inst->plugins.n;
+    st->nplugins = inst->wire.plugins.n;
     for (int i = 0; i < st->nplugins; i++)
         post_receive(inst, st, i);
     inst->notices = st;
-    return WEFT_SUCCESS;
+    /* A notice is a rare event: looked for with the progress engine's
+     * background work, not on every pass. */
+    return weft__progress_background_add(inst, abort_poll, st);
 }
 
 void weft__abort_notify(weft_comm_t comm)
@@ -74,14 +79,14 @@ void weft__abort_notify(weft_comm_t comm)
     pthread_mutex_lock(&st->lock);
     for (int r = 0; r < comm->size; r++) {
         int w = comm->world_ranks[r];
-        weft__plugin_t *pl = inst->peers[w].plugin;
+        weft__plugin_t *pl = inst->wire.peers[w].plugin;
         notice_send_t *s;
         weft_result_t rc;
 
         if (r == comm->rank || !(s = calloc(1, sizeof(*s))))
             continue;
         s->plugin = pl;
-        s->context = comm->context_id;
+        s->context = comm->ctx.context_id;
         pthread_mutex_lock(&pl->lock);
         rc = pl->ops->isend(pl->ctx, w, &s->context, sizeof(s->context), NOTICE_TAG, NULL,
                             &s->treq);
@@ -99,7 +104,7 @@ void weft__abort_notify(weft_comm_t comm)
 }
 
 /* Marks the communicator of this context, if it is still alive here, for
- * its own thread to abort (comm.h, abort_pending): this may be any
+ * its own thread to abort (mctx.h, abort_pending): this may be any
  * thread's progress, which must not touch that communicator's requests.
  * Under inst->lock, so that the communicator cannot be freed meanwhile
  * (weft__comm_free takes it out of inst->comms first). */
@@ -107,26 +112,24 @@ static void mark_aborted(weft__instance_t *inst, uint32_t context)
 {
     pthread_mutex_lock(&inst->lock);
     for (weft_comm_t c = inst->comms; c; c = c->next_comm)
-        if (c->context_id == context) {
+        if (c->ctx.context_id == context) {
             WEFT_INFO(TRANSPORT, "communicator %u was aborted by another member", context);
-            /* Release: its thread reads the flag, then its requests. Both
-             * flags, so that a wait on a collective's round sees it too. */
-            if (c->internal)
-                __atomic_store_n(&c->internal->abort_pending, 1, __ATOMIC_RELEASE);
-            __atomic_store_n(&c->abort_pending, 1, __ATOMIC_RELEASE);
+            weft__mctx_mark_aborted(&c->ctx);
             break;
         }
     pthread_mutex_unlock(&inst->lock);
 }
 
-void weft__abort_poll(weft__instance_t *inst)
+/* Completes notices sent and acts on those received (a background hook
+ * of the progress engine). Never blocks. */
+static void abort_poll(weft__instance_t *inst, void *arg)
 {
-    notice_state_t *st = inst->notices;
+    notice_state_t *st = arg;
     uint32_t aborted[WEFT__PLUGIN_MAX];
     int naborted = 0;
 
     /* Another thread (or an enclosing call) is at it: nothing is lost. */
-    if (!st || pthread_mutex_trylock(&st->lock))
+    if (pthread_mutex_trylock(&st->lock))
         return;
     for (notice_send_t **link = &st->sends; *link;) {
         notice_send_t *s = *link;
@@ -144,7 +147,7 @@ void weft__abort_poll(weft__instance_t *inst)
         }
     }
     for (int i = 0; i < st->nplugins; i++) {
-        weft__plugin_t *pl = &inst->plugins.plugins[i];
+        weft__plugin_t *pl = &inst->wire.plugins.plugins[i];
         weft_transport_completion_t c;
         int done = 0;
 

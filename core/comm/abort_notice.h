@@ -8,7 +8,7 @@
  * working, so the aborting rank sends each member a notice naming the
  * communicator's context, on a context no communicator uses; every rank
  * keeps one receive for notices posted on each transport and polls it from
- * the progress engine.
+ * the progress engine (a background hook).
  */
 #ifndef WEFT_CORE_ABORT_NOTICE_H
 #define WEFT_CORE_ABORT_NOTICE_H
@@ -17,12 +17,11 @@
 
 struct weft_comm;
 
-/* Posts the notice receives (after the transports are connected). */
+/* Posts the notice receives (after the transports are connected) and
+ * registers their polling with the progress engine's background work. */
 weft_result_t weft__abort_listen(weft__instance_t *inst);
 /* Sends comm's notice to its other members; completes in the background. */
 void weft__abort_notify(struct weft_comm *comm);
-/* Completes notices sent and acts on those received. Never blocks. */
-void weft__abort_poll(weft__instance_t *inst);
 /* Frees the notice state before the transports finalise. */
 void weft__abort_finalize(weft__instance_t *inst);
 

@@ -7,13 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/comm/abort_notice.h"
-#include "core/comm/comm.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "core/comm/abort_notice.h"
+#include "core/comm/comm.h"
 #include "core/progress/progress.h"
 #include "core/progress/request.h"
-#include "core/coll/shared/segment.h"
 
 /* How long destroy and abort wait for transports to confirm cancels. */
 #define WEFT_CANCEL_WAIT_MS 1000
@@ -31,50 +30,42 @@ weft_result_t weft__comm_check(weft_comm_t comm, const char *fn)
 weft_result_t weft__comm_create(weft__instance_t *inst, int n, const int *world_ranks,
                                 uint32_t context_id, weft_comm_t *out)
 {
+    const weft__wireup_t *wire = &inst->wire;
     weft_comm_t comm = calloc(1, sizeof(*comm));
 
     if (!comm)
         goto err_nomem;
     comm->world_ranks = malloc((size_t)n * sizeof(int));
-    comm->comm_rank_of = malloc((size_t)inst->size * sizeof(int));
+    comm->comm_rank_of = malloc((size_t)wire->size * sizeof(int));
     if (!comm->world_ranks || !comm->comm_rank_of)
         goto err_free;
     memcpy(comm->world_ranks, world_ranks, (size_t)n * sizeof(int));
-    for (int w = 0; w < inst->size; w++)
+    for (int w = 0; w < wire->size; w++)
         comm->comm_rank_of[w] = -1;
     comm->inst = inst;
     comm->size = n;
     comm->rank = -1;
-    comm->context_id = context_id;
-    comm->single_plugin = inst->peers[world_ranks[0]].plugin;
     for (int r = 0; r < n; r++) {
         int w = world_ranks[r];
-        const weft__peer_t *p = &inst->peers[w];
 
         comm->comm_rank_of[w] = r;
-        if (w == inst->rank)
+        if (w == wire->rank)
             comm->rank = r;
-        if (p->plugin != comm->single_plugin)
-            comm->single_plugin = NULL;
         /* Members on this rank's node, in comm rank order. */
-        if (!strcmp(p->host_id, inst->peers[inst->rank].host_id)) {
-            if (w == inst->rank)
+        if (!strcmp(wire->peers[w].host_id, wire->peers[wire->rank].host_id)) {
+            if (w == wire->rank)
                 comm->local_rank = comm->local_size;
             comm->local_size++;
         }
     }
+    weft__mctx_init(&comm->ctx, inst, context_id, n, comm->world_ranks, comm->comm_rank_of);
+    weft__mctx_init(&comm->internal, inst, context_id + 1, n, comm->world_ranks,
+                    comm->comm_rank_of);
+    comm->ctx.sibling = &comm->internal;
+    comm->internal.sibling = &comm->ctx;
     comm->magic = WEFT__COMM_MAGIC;
     if (weft__comm_nodes_build(comm) != WEFT_SUCCESS)
         goto err_free;
-    comm->internal = malloc(sizeof(*comm->internal));
-    if (!comm->internal) {
-        weft__comm_nodes_free(&comm->nodes);
-        goto err_free;
-    }
-    *comm->internal = *comm;
-    comm->internal->context_id = context_id + 1;
-    comm->internal->internal = NULL;
-    comm->internal->parent = comm;
     pthread_mutex_lock(&inst->lock);
     inst->refs++;
     comm->next_comm = inst->comms;
@@ -91,6 +82,17 @@ err_free:
     free(comm);
 err_nomem:
     return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate a communicator of %d ranks", n);
+}
+
+weft_result_t weft__comm_add_destructor(weft_comm_t comm, weft__comm_dtor_fn fn, void *arg)
+{
+    if (comm->ndtors == WEFT__COMM_DTORS_MAX)
+        return weft__error(WEFT_ERR_INTERNAL, "more than %d destructors on a communicator",
+                           WEFT__COMM_DTORS_MAX);
+    comm->dtors[comm->ndtors].fn = fn;
+    comm->dtors[comm->ndtors].arg = arg;
+    comm->ndtors++;
+    return WEFT_SUCCESS;
 }
 
 /* Cancels req with rc (done NULL) or polls it. A detached request on
@@ -113,19 +115,21 @@ static void cancel_or_poll(struct weft_request *req, weft_result_t rc, int *done
         pthread_mutex_unlock(&inst->lock);
 }
 
-/* Fails every request still in flight on comm with rc and waits (briefly)
+/* Fails every request still in flight on ctx with rc and waits (briefly)
  * for the transports to let go of the buffers. */
-static void comm_fail_active(weft_comm_t comm, weft_result_t rc)
+static void fail_active(weft__mctx_t *ctx, weft_result_t rc)
 {
     int64_t deadline = weft__now_ms() + WEFT_CANCEL_WAIT_MS;
     int busy;
 
-    for (struct weft_request *req = comm->active; req; req = req->next_active)
+    if (!ctx->active)
+        return;
+    for (struct weft_request *req = ctx->active; req; req = req->next_active)
         cancel_or_poll(req, rc, NULL);
     do {
         busy = 0;
-        weft__progress(comm->inst);
-        for (struct weft_request *req = comm->active; req; req = req->next_active) {
+        weft__progress(ctx->inst);
+        for (struct weft_request *req = ctx->active; req; req = req->next_active) {
             int done = 0;
 
             cancel_or_poll(req, WEFT_SUCCESS, &done);
@@ -140,11 +144,9 @@ static void comm_fail_active(weft_comm_t comm, weft_result_t rc)
 void weft__comm_free(weft_comm_t comm)
 {
     weft__instance_t *inst = comm->inst;
-    weft_comm_t internal = comm->internal;
-
 
     /* First out of inst->comms: an abort notice polled meanwhile marks
-     * the communicator and its internal one under inst->lock. */
+     * the communicator's contexts under inst->lock. */
     pthread_mutex_lock(&inst->lock);
     if (comm->prev_comm)
         comm->prev_comm->next_comm = comm->next_comm;
@@ -154,28 +156,23 @@ void weft__comm_free(weft_comm_t comm)
         comm->next_comm->prev_comm = comm->prev_comm;
     pthread_mutex_unlock(&inst->lock);
     /* Requests the user still holds become invalid with the communicator;
-     * those not complete were cancelled by the caller. */
-    while (comm->active) {
-        struct weft_request *req = comm->active;
-
-        weft__request_free(req);
-    }
-    /* Collectives freed their rounds above; what is left on the internal
-     * context belongs to nobody else. */
-    if (internal) {
-        while (internal->active)
-            weft__request_free(internal->active);
-        internal->magic = 0;
-        free(internal);
-    }
+     * those not complete were cancelled by the caller. Collectives free
+     * their rounds with them; what is left on the internal context
+     * belongs to nobody else. */
+    while (comm->ctx.active)
+        weft__request_free(comm->ctx.active);
+    while (comm->internal.active)
+        weft__request_free(comm->internal.active);
     comm->magic = 0;
-    weft__tune_comm_free(comm);
-    weft__shared_detach(comm);
+    while (comm->ndtors > 0) {
+        comm->ndtors--;
+        comm->dtors[comm->ndtors].fn(comm, comm->dtors[comm->ndtors].arg);
+    }
     weft__comm_nodes_free(&comm->nodes);
     free(comm->world_ranks);
     free(comm->comm_rank_of);
     free(comm);
-    weft__instance_release(inst);
+    weft__instance_unref(inst);
 }
 
 WEFT_API weft_result_t weft_comm_destroy(weft_comm_t comm)
@@ -184,40 +181,10 @@ WEFT_API weft_result_t weft_comm_destroy(weft_comm_t comm)
 
     if (rc != WEFT_SUCCESS)
         return rc;
-    if (comm->active)
-        comm_fail_active(comm, WEFT_ERR_ABORTED);
-    if (comm->internal && comm->internal->active)
-        comm_fail_active(comm->internal, WEFT_ERR_ABORTED);
+    fail_active(&comm->ctx, WEFT_ERR_ABORTED);
+    fail_active(&comm->internal, WEFT_ERR_ABORTED);
     weft__comm_free(comm);
     return WEFT_SUCCESS;
-}
-
-void weft__comm_abort_local(weft_comm_t comm)
-{
-    comm->aborted = 1;
-    for (struct weft_request *req = comm->active; req; req = req->next_active)
-        weft__request_cancel(req, WEFT_ERR_ABORTED);
-    if (comm->internal) {
-        comm->internal->aborted = 1;
-        for (struct weft_request *req = comm->internal->active; req; req = req->next_active)
-            weft__request_cancel(req, WEFT_ERR_ABORTED);
-    }
-}
-
-void weft__comm_abort_pending(weft_comm_t comm)
-{
-    weft_comm_t user = comm->parent ? comm->parent : comm;
-
-    /* Acquire: pairs with the release of the thread that read the notice.
-     * Cleared first: a second notice (another member aborting too) that
-     * sets it again finds the communicator aborted and changes nothing. */
-    if (!__atomic_load_n(&comm->abort_pending, __ATOMIC_ACQUIRE))
-        return;
-    __atomic_store_n(&user->abort_pending, 0, __ATOMIC_RELAXED);
-    if (user->internal)
-        __atomic_store_n(&user->internal->abort_pending, 0, __ATOMIC_RELAXED);
-    if (!user->aborted)
-        weft__comm_abort_local(user);
 }
 
 WEFT_API weft_result_t weft_comm_abort(weft_comm_t comm)
@@ -226,16 +193,16 @@ WEFT_API weft_result_t weft_comm_abort(weft_comm_t comm)
 
     if (rc != WEFT_SUCCESS)
         return rc;
-    WEFT_INFO(INIT, "communicator %u aborted by the application", comm->context_id);
-    weft__comm_abort_local(comm);
+    WEFT_INFO(INIT, "communicator %u aborted by the application", comm->ctx.context_id);
+    weft__mctx_abort(&comm->ctx);
     /* On the world communicator the job is over for this rank: peers learn
      * of it when their connections to it drop. Elsewhere the members get a
      * notice and the connections stay. */
     if (comm->is_world) {
         weft__instance_t *inst = comm->inst;
 
-        for (int w = 0; w < inst->size; w++) {
-            weft__plugin_t *pl = inst->peers[w].plugin;
+        for (int w = 0; w < inst->wire.size; w++) {
+            weft__plugin_t *pl = inst->wire.peers[w].plugin;
 
             pthread_mutex_lock(&pl->lock);
             pl->ops->disconnect(pl->ctx, w);

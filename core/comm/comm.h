@@ -2,11 +2,12 @@
 /*
  * comm.h: communicators.
  *
- * A communicator is a group of world ranks plus a matching context: every
- * message it sends carries its context id in the upper half of the 64-bit
- * transport tag, so operations on different communicators never match.
- * User point-to-point traffic uses context_id, internal (collective)
- * traffic context_id + 1, so user tags never mix with weft's own.
+ * A communicator is a group of world ranks with two matching contexts
+ * (mctx.h): its users' point-to-point traffic on an even context id, and
+ * weft's own (collectives, communicator creation) on the odd one after
+ * it, so user tags never mix with weft's. Layers above attach their own
+ * state to it (the tuner's choices, the node-shared segment) and register
+ * a destructor that frees it with the communicator.
  */
 #ifndef WEFT_CORE_COMM_H
 #define WEFT_CORE_COMM_H
@@ -15,10 +16,13 @@
 
 #include "core/comm/comm_nodes.h"
 #include "core/progress/instance.h"
-
-struct weft__subop;
+#include "core/progress/mctx.h"
 
 #define WEFT__COMM_MAGIC 0x7765667463u /* "weftc": catches stale handles */
+
+/* Frees what a layer above attached to comm (its arg). */
+typedef void (*weft__comm_dtor_fn)(struct weft_comm *comm, void *arg);
+#define WEFT__COMM_DTORS_MAX 4
 
 struct weft_comm {
     uint64_t magic;
@@ -26,57 +30,25 @@ struct weft_comm {
     int rank, size;
     int local_rank, local_size;
     int *world_ranks;                /* size entries: comm rank -> world rank */
-    int *comm_rank_of;               /* inst->size entries: world rank -> comm rank or -1 */
-    uint32_t context_id;             /* even; context_id + 1 is internal */
-    int aborted;                     /* only this communicator's thread sets it */
-    /* An abort notice from another member, found by whichever thread's
-     * progress polled the notices: that thread only sets this (release,
-     * under inst->lock, here and on internal), and this communicator's
-     * thread applies the abort when it next enters weft for it
-     * (weft__comm_aborted), since only it may walk the request lists. */
-    int abort_pending;
+    int *comm_rank_of;               /* world size entries: world rank -> comm rank or -1 */
+    weft__mctx_t ctx;                /* the users' traffic */
+    weft__mctx_t internal;           /* weft's own: ctx.context_id + 1 */
     int is_world;
-    /* The one transport every member is reached through, or NULL when
-     * several are used: then receives go through the pending queue below. */
-    weft__plugin_t *single_plugin;
-    /* Receives not yet handed to a transport, in post order: in a
-     * communicator spanning several transports, a receive from any source
-     * is matched by probing each transport, and later receives wait behind
-     * it so that matching stays in post order (see request.c). */
-    struct weft__subop *pending_head, *pending_tail;
-    /* Requests with operations in flight, so abort/destroy can fail them.
-     * Only the communicator's thread links and unlinks them: a request the
-     * user freed early is reaped by any thread, which hands it back here
-     * through reaped instead of unlinking it (request.c). */
-    struct weft_request *active;
-    /* Detached requests another thread's progress found done, for this
-     * communicator's thread to free: under inst->lock, peeked at without
-     * it (atomic) by every request creation. */
-    struct weft_request *reaped;
-    /* Detached requests no other thread may advance (collectives, and
-     * receives still in the pending queue): this communicator's thread
-     * polls them when it creates a request. */
-    struct weft_request *held;
-    /* The same group on the internal context (context_id + 1), through
-     * which collectives and communicator creation talk; it shares the rank
-     * tables and is freed with this communicator. NULL on itself. */
-    struct weft_comm *internal;
-    struct weft_comm *parent;        /* on internal: the user's communicator; else NULL */
     uint32_t coll_seq;               /* collectives started on this comm */
     weft__node_map_t nodes;          /* its ranks by node (node-aware collectives) */
-    struct weft__tune_cache *tune;   /* the tuner's choices (tune/table.c), or NULL */
-    struct weft__shared *shared;     /* its node-shared segment, once mapped */
-    uint32_t shared_gen;             /* shared collectives chosen on it so far */
+    /* What layers above attached, freed in reverse order of attachment
+     * when the communicator goes. */
+    struct {
+        weft__comm_dtor_fn fn;
+        void *arg;
+    } dtors[WEFT__COMM_DTORS_MAX];
+    int ndtors;
+    struct weft__tune_cache *tune;   /* tune: its choices (tune/table.c), or NULL */
+    struct weft__shared *shared;     /* coll/shared: its node-shared segment, once mapped */
+    uint32_t shared_gen;             /* coll/shared: shared collectives chosen on it so far */
     /* inst->comms, so that an abort notice finds its communicator. */
     struct weft_comm *next_comm, *prev_comm;
 };
-
-/* Tag encoding of the transport ABI. */
-static inline uint64_t weft__tag(uint32_t context, int user_tag)
-{
-    return ((uint64_t)context << 32) | (uint32_t)user_tag;
-}
-#define WEFT__TAG_IGNORE_USER 0xffffffffull
 
 /* Checks that comm is a live communicator (WEFT_ERR_INVALID_ARG otherwise). */
 weft_result_t weft__comm_check(weft_comm_t comm, const char *fn);
@@ -85,23 +57,15 @@ weft_result_t weft__comm_check(weft_comm_t comm, const char *fn);
 weft_result_t weft__comm_create(weft__instance_t *inst, int n, const int *world_ranks,
                                 uint32_t context_id, weft_comm_t *out);
 void weft__comm_free(weft_comm_t comm);
-/* Marks comm aborted here and fails what is pending on it with
- * WEFT_ERR_ABORTED (weft_comm_abort, or a notice from another member).
- * On comm's own thread only: it walks comm's request lists. */
-void weft__comm_abort_local(weft_comm_t comm);
-/* Applies the abort a notice left pending on comm (or on the communicator
- * whose internal comm is), on comm's own thread. */
-void weft__comm_abort_pending(weft_comm_t comm);
+/* Registers fn(comm, arg) to run when comm is freed, before its ranks
+ * and node map go. WEFT_ERR_INTERNAL past WEFT__COMM_DTORS_MAX. */
+weft_result_t weft__comm_add_destructor(weft_comm_t comm, weft__comm_dtor_fn fn, void *arg);
 
 /* Whether comm was aborted, after applying an abort a notice left
- * pending. On comm's own thread only, as every entry into weft for comm
- * and every wait on one of its requests is. One relaxed load when no
- * notice came: this runs on every operation and every pass of a wait. */
+ * pending (weft__mctx_aborted). On comm's own thread only. */
 static inline int weft__comm_aborted(weft_comm_t comm)
 {
-    if (__builtin_expect(__atomic_load_n(&comm->abort_pending, __ATOMIC_RELAXED), 0))
-        weft__comm_abort_pending(comm);
-    return comm->aborted;
+    return weft__mctx_aborted(&comm->ctx);
 }
 
 #endif /* WEFT_CORE_COMM_H */

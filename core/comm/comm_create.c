@@ -17,9 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/comm/comm.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "core/comm/comm.h"
+#include "core/progress/progress.h"
 #include "core/progress/request.h"
 
 /* Internal tag of the exchange (the internal context is context_id + 1,
@@ -43,31 +44,42 @@ static weft_result_t allgather_records(weft_comm_t comm, const struct member_inf
     int n = comm->size, me = comm->rank;
     int right = (me + 1) % n, left = (me - 1 + n) % n;
     weft_p2p_op_t ops[2];
-    weft_comm_t internal;
     weft_result_t rc = WEFT_SUCCESS;
 
     all[me] = *mine;
-    if (n == 1)
-        return WEFT_SUCCESS;
-    internal = comm->internal;
     for (int step = 0; step < n - 1 && rc == WEFT_SUCCESS; step++) {
         int send_block = (me - step + n) % n, recv_block = (me - step - 1 + n) % n;
-        weft_request_t req = NULL;
+        struct weft_request *req = NULL;
 
         ops[0] = (weft_p2p_op_t){ WEFT_P2P_SEND, &all[send_block], sizeof(*all), WEFT_UINT8,
                                   right, CREATE_TAG };
         ops[1] = (weft_p2p_op_t){ WEFT_P2P_RECV, &all[recv_block], sizeof(*all), WEFT_UINT8,
                                   left, CREATE_TAG };
-        rc = weft_batch_isend_irecv(2, ops, internal, &req);
-        if (rc == WEFT_SUCCESS)
-            rc = weft_wait(&req, NULL);
-        if (req) {
+        if (weft__mctx_aborted(&comm->internal))
+            return weft__error(WEFT_ERR_ABORTED, "the communicator was aborted");
+        rc = weft__request_post_batch(&comm->internal, 2, ops, &req);
+        if (rc != WEFT_SUCCESS)
+            break;
+        rc = weft__request_wait(req, comm->inst->timeout_ms);
+        if (rc != WEFT_SUCCESS) {
+            char what[128];
+
             /* Timed out with operations still in flight on `all`: it must
              * outlive them, so it is let go. */
-            weft__request_cancel(req, WEFT_ERR_TIMEOUT);
-            weft_request_free(&req);
-            return rc;
+            weft__request_describe(req, what, sizeof(what));
+            weft__request_cancel(req, rc);
+            weft__request_release(req);
+            return weft__error(rc, "%s did not complete within %d ms (WEFT_TIMEOUT)", what,
+                               comm->inst->timeout_ms);
         }
+        rc = req->result;
+        for (int i = 0; i < 2 && rc != WEFT_SUCCESS; i++)
+            if (req->subs[i].result == rc) {
+                weft__error(rc, "%s rank %d failed: %s", i == 0 ? "send to" : "receive from",
+                            i == 0 ? right : left, weft_strerror(rc));
+                break;
+            }
+        weft__request_free(req);
     }
     return rc;
 }
@@ -210,9 +222,9 @@ WEFT_API weft_result_t weft_comm_split_node(weft_comm_t comm, weft_comm_t *out)
         return rc;
     /* Color: the lowest parent rank on this node, which every rank of the
      * node computes alike from the host ids of the rendezvous. */
-    peers = comm->inst->peers;
+    peers = comm->inst->wire.peers;
     for (int r = 0; r < comm->size && color < 0; r++)
-        if (!strcmp(peers[comm->world_ranks[r]].host_id, peers[comm->inst->rank].host_id))
+        if (!strcmp(peers[comm->world_ranks[r]].host_id, peers[comm->inst->wire.rank].host_id))
             color = r;
     return create(comm, "weft_comm_split_node", color, comm->rank, 0, out);
 }

@@ -39,11 +39,11 @@ int weft__comm_nodes_build(weft_comm_t comm)
     /* Nodes are numbered by their lowest rank, so node 0 holds rank 0. */
     m->nnodes = 0;
     for (int r = 0; r < n; r++) {
-        const char *host = inst->peers[comm->world_ranks[r]].host_id;
+        const char *host = inst->wire.peers[comm->world_ranks[r]].host_id;
         int node = -1;
 
         for (int k = 0; k < m->nnodes && node < 0; k++)
-            if (!strcmp(inst->peers[comm->world_ranks[m->leaders[k]]].host_id, host))
+            if (!strcmp(inst->wire.peers[comm->world_ranks[m->leaders[k]]].host_id, host))
                 node = k;
         if (node < 0) {
             node = m->nnodes++;

@@ -5,7 +5,7 @@
 #include "config.h"
 
 #include "core/base/error.h"
-#include "core/progress/instance.h"
+#include "core/dt/dtype.h"
 
 const size_t weft__dtype_sizes[WEFT_DTYPE_COUNT] = {
     [WEFT_INT8] = 1,    [WEFT_UINT8] = 1,    [WEFT_INT32] = 4,   [WEFT_UINT32] = 4,

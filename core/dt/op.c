@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/base/error.h"
-#include "core/progress/instance.h"
+#include "core/dt/dtype.h"
 #include "core/dt/op.h"
 #include "core/dt/reduce.h"
 

@@ -12,16 +12,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/progress/doorbell.h"
 #include "core/base/error.h"
-#include "core/progress/instance.h"
 #include "core/base/log.h"
+#include "core/progress/doorbell.h"
+#include "core/progress/instance.h"
 
 /* The pid in the name tells a later job's sweep (shm_sweep.c) whether
  * the doorbell's owner is gone. */
 static void bell_path(const weft__instance_t *inst, int rank, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "/dev/shm/weft-%s-bell-%d-%u", inst->job_id, rank, inst->peers[rank].pid);
+    snprintf(buf, cap, "/dev/shm/weft-%s-bell-%d-%u", inst->wire.job_id, rank,
+             inst->wire.peers[rank].pid);
 }
 
 weft_result_t weft__doorbell_open(weft__instance_t *inst)
@@ -34,7 +35,7 @@ weft_result_t weft__doorbell_open(weft__instance_t *inst)
         pthread_mutex_unlock(&inst->lock);
         return WEFT_SUCCESS;
     }
-    bell_path(inst, inst->rank, path, sizeof(path));
+    bell_path(inst, inst->wire.rank, path, sizeof(path));
     /* O_RDWR: a FIFO read end without any writer polls as hung up. */
     if ((mkfifo(path, 0600) && errno != EEXIST) ||
         (fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0) {
@@ -54,13 +55,13 @@ void weft__doorbell_ring(weft__instance_t *inst, int rank)
     char path[160];
     int fd;
 
-    if (rank < 0 || rank >= inst->size)
+    if (rank < 0 || rank >= inst->wire.size)
         return;
     /* Rare (only sleepers are rung): one lock keeps the threads of an
      * instance from opening a peer's doorbell twice. */
     pthread_mutex_lock(&inst->lock);
-    if (!inst->bell_peers && (inst->bell_peers = malloc((size_t)inst->size * sizeof(int))))
-        for (int r = 0; r < inst->size; r++)
+    if (!inst->bell_peers && (inst->bell_peers = malloc((size_t)inst->wire.size * sizeof(int))))
+        for (int r = 0; r < inst->wire.size; r++)
             inst->bell_peers[r] = -1;
     if (!inst->bell_peers) {
         pthread_mutex_unlock(&inst->lock);
@@ -94,7 +95,7 @@ void weft__doorbell_close(weft__instance_t *inst)
     char path[160];
 
     if (inst->bell_peers) {
-        for (int r = 0; r < inst->size; r++)
+        for (int r = 0; r < inst->wire.size; r++)
             if (inst->bell_peers[r] >= 0)
                 close(inst->bell_peers[r]);
         free(inst->bell_peers);
@@ -103,7 +104,7 @@ void weft__doorbell_close(weft__instance_t *inst)
     if (inst->bell_fd >= 0) {
         close(inst->bell_fd);
         inst->bell_fd = -1;
-        bell_path(inst, inst->rank, path, sizeof(path));
+        bell_path(inst, inst->wire.rank, path, sizeof(path));
         unlink(path);
     }
 }

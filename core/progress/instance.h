@@ -1,7 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * instance.h: the library state one weft_init creates, shared by every
+ * instance.h: the state one weft_init creates, shared by every
  * communicator derived from its world communicator.
+ *
+ * The progress layer owns this struct; the layers below it are handed
+ * only their part (the wireup, the plugins). Each layer above keeps its
+ * own state behind a pointer to a type of its own, declared here and
+ * defined in that layer, and plugs into the progress engine through hooks
+ * registered at weft_init: the progress layer never names the code above
+ * it.
  */
 #ifndef WEFT_CORE_INSTANCE_H
 #define WEFT_CORE_INSTANCE_H
@@ -11,101 +18,81 @@
 #include <stdint.h>
 
 #include "weft.h"
-#include "weft/transport.h"
-#include "core/boot/bootstrap.h"
-#include "core/transport/plugin.h"
-#include "core/boot/store.h"
-#include "core/tune/tune.h"
-#include "topo/topo.h"
+#include "core/transport/wireup.h"
 
 struct weft_request;
+struct weft__instance;
 
-/* What this rank knows of another rank of the job. */
-typedef struct weft__peer {
-    weft__plugin_t *plugin;          /* the transport that reaches it */
-    int local_rank;                  /* among the ranks of its node */
-    char host_id[WEFT__HOSTID_MAX];
-    weft__topo_summary_t topo;       /* where it runs: NUMA node, GPU, NIC */
-    unsigned pid;                    /* its process, on its node */
-} weft__peer_t;
+/* Work an upper layer does on the progress engine's passes: the
+ * collective engine advances the collectives in flight, abort notices are
+ * polled. arg is what the layer registered. */
+typedef void (*weft__progress_hook_fn)(struct weft__instance *inst, void *arg);
+
+typedef struct weft__progress_hook {
+    weft__progress_hook_fn fn;
+    void *arg;
+} weft__progress_hook_t;
+
+#define WEFT__PROGRESS_HOOKS_MAX 4
 
 typedef struct weft__instance {
-    int rank, size;
-    int local_rank, local_size;
-    int timeout_ms;
+    /* The job's ranks and the transport of each (transport/wireup.h). */
+    weft__wireup_t wire;
+    int timeout_ms;                  /* the deadline of every wait (WEFT_TIMEOUT) */
     char name[64];
-
-    weft__bootstrap_t *boot;
-    weft__topo_t *topo;              /* this node, as hwloc or WEFT_TOPO_FILE shows it */
-    weft__plugin_set_t plugins;
-    /* Given to every plugin's init; must outlive them. job_id is filled in
-     * once the rendezvous gave it, before the first connect(). */
-    weft_transport_core_t core;
-    char job_id[WEFT__JOB_ID_MAX];
-    weft__peer_t *peers;             /* size entries, indexed by world rank */
-    int ntransports_used;            /* distinct plugins among peers */
 
     /* Guards the fields below: communicators used from different threads
      * share them. */
     pthread_mutex_t lock;
-    int refs;                        /* communicators alive */
-    uint32_t next_context;           /* next free matching context id */
+    int refs;                        /* communicators and memory registrations alive */
+    /* Called by the last weft__instance_unref (set by weft_init). */
+    void (*finalize)(struct weft__instance *inst);
     struct weft_request *detached;   /* freed by the user, still in flight */
 
-    /* Collectives in flight, advanced by every wait (progress.c): a rank
-     * waiting on one collective must keep the others it started moving,
-     * or two ranks waiting on different ones would wait for each other.
-     * coll_lock guards the list and is held while it is walked. */
-    pthread_mutex_t coll_lock;
-    struct weft__coll *colls;
+    /* Hooks of the upper layers, registered at weft_init before the
+     * instance is shared, and read without a lock after: run on every
+     * pass of the progress engine, and on its background look for rare
+     * events (every 32 passes, and after each sleep). */
+    weft__progress_hook_t pass_hooks[WEFT__PROGRESS_HOOKS_MAX];
+    weft__progress_hook_t background_hooks[WEFT__PROGRESS_HOOKS_MAX];
+    int npass_hooks, nbackground_hooks;
 
-    /* The tuner's parameters, identical on every rank (weft__tune_agree),
-     * set once at init before any communicator runs a collective. */
-    weft__tune_params_t tune;
-    weft__tune_source_t tune_source;
-    double tune_probe_ms;            /* the probe's time at init, 0 if none ran */
-
-    struct weft_comm *comms;         /* every live communicator (under lock) */
-    struct notice_state *notices;    /* abort notices (abort_notice.c) */
     int oversubscribed;              /* 0 unknown, 1 more local ranks than cores, -1 not */
     /* Doorbells (doorbell.c): this rank's FIFO, -1 until opened, and the
      * peers' opened for ringing (by world rank, under lock). */
     int bell_fd;
     int *bell_peers;
-    /* Shared collectives in flight (atomic): a nonblocking one is not
-     * rung awake, so waits sleep at most 1 ms while there are any. */
-    int shared_inflight;
-    /* Steps of pipelined shared collectives done (atomic): a wait whose
-     * spin budget ran out starts it over when this moved, so that a
-     * collective that advances a step at a time is not put to sleep
-     * between its steps. */
-    unsigned shared_moves;
+    /* Operations in flight that nothing rings awake for (atomic): the
+     * nonblocking shared collectives. While there are any, a sleep lasts
+     * at most 1 ms. */
+    int unrung_inflight;
+    /* Steps of multi-step operations done (atomic): a wait whose spin
+     * budget ran out starts it over when this moved, so that an
+     * operation that advances a step at a time (a pipelined shared
+     * collective) is not put to sleep between its steps. */
+    unsigned moves;
+
+    /* The state of the layers above, each theirs to create and free. */
+    uint32_t next_context;           /* comm: next free matching context id (under lock) */
+    struct weft_comm *comms;         /* comm: every live communicator (under lock) */
+    struct weft__abort_notices *notices; /* comm: abort notices (abort_notice.c) */
+    struct weft__coll_engine *coll;  /* coll: collectives in flight (coll.c) */
+    struct weft__tune_job *tune;     /* tune: the job's parameters (tune.h) */
 } weft__instance_t;
-
-/* Element size of dt, 0 for an invalid type. */
-extern const size_t weft__dtype_sizes[WEFT_DTYPE_COUNT];
-
-static inline size_t weft__dtype_bytes(weft_dtype_t dt)
-{
-    return (unsigned)dt < WEFT_DTYPE_COUNT ? weft__dtype_sizes[dt] : 0;
-}
 
 /* Bytes of one of this node's last-level caches, 0 if unknown. */
 static inline unsigned long long weft__instance_llc_bytes(const weft__instance_t *inst)
 {
-    return inst->topo ? (unsigned long long)inst->topo->llc_size : 0;
+    return inst->wire.topo ? (unsigned long long)inst->wire.topo->llc_size : 0;
 }
 
-void weft__instance_release(weft__instance_t *inst);
-
-/* transport/wireup_topo.c. After the rendezvous (peers[].host_id filled):
- * finalises the transports that need another rank on this node when
- * there is none, unless WEFT_TRANSPORTS forced them. */
-void weft__instance_drop_unneeded(weft__instance_t *inst);
-/* After the transports are chosen: every rank publishes which transport
- * carries each of its pairs; with WEFT_DEBUG=INFO and TOPO or TRANSPORT
- * on, rank 0 logs the topology, each rank's place in it and the rank x
- * rank transport matrix. */
-void weft__instance_topo_report(weft__instance_t *inst);
+/* A new instance: zeroed, its locks initialised, no doorbell; freed by
+ * weft__instance_free. */
+weft_result_t weft__instance_new(weft__instance_t **out);
+void weft__instance_free(weft__instance_t *inst);
+/* Drops one of the references communicators and registrations hold
+ * (inst->refs, taken under inst->lock when each is created); the last
+ * calls inst->finalize. */
+void weft__instance_unref(weft__instance_t *inst);
 
 #endif /* WEFT_CORE_INSTANCE_H */

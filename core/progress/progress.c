@@ -6,17 +6,16 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "core/comm/abort_notice.h"
-#include "core/coll/coll.h"
-#include "core/comm/comm.h"
-#include "core/progress/doorbell.h"
+#include "core/base/env.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "core/progress/doorbell.h"
 #include "core/progress/progress.h"
 
 /* A waiter spins WEFT_SPIN_POLLS polls, then on for a budget of time by
@@ -46,6 +45,59 @@
  * event and a look costs two locks and a transport test; a waiter that
  * sleeps looks after every wake-up, so none is missed for long. */
 #define WEFT_ABORT_POLL_EVERY 32
+/* A second of spinning is already a core's worth of waste. */
+#define WEFT_SPIN_US_MAX 1000000
+
+/* WEFT_SPIN_US, -1 where unset; set once by weft__progress_settings_parse,
+ * atomic since threads of other instances may read it meanwhile (all read
+ * the same value). */
+static long long spin_us_set = -1;
+
+weft_result_t weft__progress_settings_parse(void)
+{
+    unsigned long long spin = ULLONG_MAX;
+    weft_result_t rc = weft__env_ullong("WEFT_SPIN_US", 0, WEFT_SPIN_US_MAX, &spin);
+
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    __atomic_store_n(&spin_us_set, spin == ULLONG_MAX ? -1 : (long long)spin, __ATOMIC_RELAXED);
+    return WEFT_SUCCESS;
+}
+
+long long weft__progress_spin_us(void)
+{
+    return __atomic_load_n(&spin_us_set, __ATOMIC_RELAXED);
+}
+
+static weft_result_t hook_add(weft__progress_hook_t *hooks, int *n, weft__progress_hook_fn fn,
+                              void *arg)
+{
+    if (*n == WEFT__PROGRESS_HOOKS_MAX)
+        return weft__error(WEFT_ERR_INTERNAL, "more than %d progress hooks",
+                           WEFT__PROGRESS_HOOKS_MAX);
+    hooks[*n].fn = fn;
+    hooks[*n].arg = arg;
+    (*n)++;
+    return WEFT_SUCCESS;
+}
+
+weft_result_t weft__progress_hook_add(weft__instance_t *inst, weft__progress_hook_fn fn,
+                                      void *arg)
+{
+    return hook_add(inst->pass_hooks, &inst->npass_hooks, fn, arg);
+}
+
+weft_result_t weft__progress_background_add(weft__instance_t *inst, weft__progress_hook_fn fn,
+                                            void *arg)
+{
+    return hook_add(inst->background_hooks, &inst->nbackground_hooks, fn, arg);
+}
+
+static void run_hooks(weft__instance_t *inst, const weft__progress_hook_t *hooks, int n)
+{
+    for (int i = 0; i < n; i++)
+        hooks[i].fn(inst, hooks[i].arg);
+}
 
 static int64_t now_us(void)
 {
@@ -64,10 +116,10 @@ int64_t weft__now_ms(void)
 }
 
 /* Any thread may find a detached request done, but it hands the request
- * to its communicator's thread rather than freeing it: freeing unlinks it
- * from comm->active, which that thread changes without a lock (see
+ * to its context's thread rather than freeing it: freeing unlinks it from
+ * ctx->active, which that thread changes without a lock (see
  * weft__request_detach). inst->lock keeps reapers apart and orders the
- * hand-over on comm->reaped. */
+ * hand-over on ctx->reaped. */
 static void reap_detached(weft__instance_t *inst)
 {
     struct weft_request **link;
@@ -76,16 +128,16 @@ static void reap_detached(weft__instance_t *inst)
     link = &inst->detached;
     while (*link) {
         struct weft_request *req = *link;
-        weft_comm_t comm = req->comm;
+        weft__mctx_t *ctx = req->ctx;
         int done = 0;
 
         weft__request_poll_detached(req, &done);
         if (done) {
             /* Atomic: link may be inst->detached, peeked at unlocked. */
             __atomic_store_n(link, req->next_detached, __ATOMIC_RELAXED);
-            req->next_detached = comm->reaped;
+            req->next_detached = ctx->reaped;
             /* Atomic: request creation peeks at it without the lock. */
-            __atomic_store_n(&comm->reaped, req, __ATOMIC_RELAXED);
+            __atomic_store_n(&ctx->reaped, req, __ATOMIC_RELAXED);
         } else {
             link = &req->next_detached;
         }
@@ -93,11 +145,12 @@ static void reap_detached(weft__instance_t *inst)
     pthread_mutex_unlock(&inst->lock);
 }
 
-/* One pass over the transports and the collectives in flight. */
+/* One pass over the transports and the pass hooks (the collectives in
+ * flight). */
 static void progress_transports(weft__instance_t *inst)
 {
-    for (int i = 0; i < inst->plugins.n; i++) {
-        weft__plugin_t *pl = &inst->plugins.plugins[i];
+    for (int i = 0; i < inst->wire.plugins.n; i++) {
+        weft__plugin_t *pl = &inst->wire.plugins.plugins[i];
 
         /* A transport no peer goes through has nothing to do, and asking
          * it may cost a system call per poll (an epoll_wait for sockets):
@@ -109,12 +162,12 @@ static void progress_transports(weft__instance_t *inst)
         pl->ops->progress(pl->ctx);
         pthread_mutex_unlock(&pl->lock);
     }
-    weft__coll_progress_all(inst);
+    run_hooks(inst, inst->pass_hooks, inst->npass_hooks);
 }
 
 static void progress_background(weft__instance_t *inst)
 {
-    weft__abort_poll(inst);
+    run_hooks(inst, inst->background_hooks, inst->nbackground_hooks);
     if (__atomic_load_n(&inst->detached, __ATOMIC_RELAXED))
         reap_detached(inst);
 }
@@ -143,7 +196,7 @@ static void progress_and_poll(weft__instance_t *inst, struct weft_request *req, 
         weft__request_poll(req, done);
         return;
     }
-    weft__coll_progress_all(inst);
+    run_hooks(inst, inst->pass_hooks, inst->npass_hooks);
     if (++progress_ticks_fast % WEFT_ABORT_POLL_EVERY == 0)
         progress_background(inst);
 }
@@ -153,8 +206,8 @@ void weft__progress_sleep(weft__instance_t *inst, int timeout_ms, int rung)
     struct pollfd fds[WEFT__PLUGIN_MAX + 1];
     int n = 0, bell = -1;
 
-    for (int i = 0; i < inst->plugins.n; i++) {
-        weft__plugin_t *pl = &inst->plugins.plugins[i];
+    for (int i = 0; i < inst->wire.plugins.n; i++) {
+        weft__plugin_t *pl = &inst->wire.plugins.plugins[i];
         int fd = -1;
 
         if (!pl->used)
@@ -181,9 +234,9 @@ void weft__progress_sleep(weft__instance_t *inst, int timeout_ms, int rung)
         fds[n].revents = 0;
         n++;
     }
-    /* A shared collective that nobody rings awake for (a nonblocking
-     * one, see instance.h) is looked at every ms. */
-    if (__atomic_load_n(&inst->shared_inflight, __ATOMIC_RELAXED) > rung && timeout_ms > 1)
+    /* An operation that nothing rings awake for (instance.h) is looked
+     * at every ms. */
+    if (__atomic_load_n(&inst->unrung_inflight, __ATOMIC_RELAXED) > rung && timeout_ms > 1)
         timeout_ms = 1;
     if (timeout_ms > WEFT_SLEEP_MAX_MS)
         timeout_ms = WEFT_SLEEP_MAX_MS;
@@ -201,7 +254,7 @@ static int node_oversubscribed(weft__instance_t *inst)
     if (!inst->oversubscribed) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
-        inst->oversubscribed = (cores > 0 && inst->local_size > cores) ? 1 : -1;
+        inst->oversubscribed = (cores > 0 && inst->wire.local_size > cores) ? 1 : -1;
     }
     return inst->oversubscribed > 0;
 }
@@ -212,13 +265,13 @@ typedef struct spin_state {
     int yield_every;
     int budget_us;
     int64_t end_us;
-    const unsigned *moves;       /* inst->shared_moves */
+    const unsigned *moves;       /* inst->moves */
     unsigned moves_seen;
 } spin_state_t;
 
 static void spin_init(spin_state_t *sp, weft__instance_t *inst)
 {
-    long long set = weft__coll_spin_us();
+    long long set = weft__progress_spin_us();
     int crowded = node_oversubscribed(inst);
 
     sp->spins = 0;
@@ -228,7 +281,7 @@ static void spin_init(spin_state_t *sp, weft__instance_t *inst)
     else
         sp->budget_us = crowded ? WEFT_SPIN_US_SHARED_CORES : WEFT_SPIN_US_OWN_CORE;
     sp->end_us = 0;
-    sp->moves = &inst->shared_moves;
+    sp->moves = &inst->moves;
     sp->moves_seen = __atomic_load_n(sp->moves, __ATOMIC_RELAXED);
 }
 
@@ -284,7 +337,7 @@ weft_result_t weft__progress_wait_for(weft__instance_t *inst, const weft__wait_t
         /* Other traffic moves meanwhile: a peer may need this rank's
          * progress before it can signal. */
         weft__progress(inst);
-        if (weft__comm_aborted(t->comm))
+        if (weft__mctx_aborted(t->ctx))
             return weft__error(WEFT_ERR_ABORTED, "the communicator was aborted");
         if (!spin_spent(&sp))
             continue;
@@ -329,11 +382,11 @@ weft_result_t weft__request_wait_until(struct weft_request *req, int timeout_ms,
         progress_and_poll(inst, req, &done);
         if (done)
             return WEFT_SUCCESS;
-        /* An abort notice for req's communicator, found by this or any
-         * other thread's progress, is applied here (the waiter is that
-         * communicator's thread): it fails req, which the next pass
-         * finds done, so a blocked wait ends within one sleep. */
-        weft__comm_aborted(req->comm);
+        /* An abort notice for req's context, found by this or any other
+         * thread's progress, is applied here (the waiter is that
+         * context's thread): it fails req, which the next pass finds
+         * done, so a blocked wait ends within one sleep. */
+        weft__mctx_aborted(req->ctx);
         if (!spin_spent(&sp))
             continue;
         if (time_left(timeout_ms, deadline_ms, &left) != WEFT_SUCCESS)

@@ -5,13 +5,13 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/coll/coll.h"
-#include "core/comm/comm.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "core/dt/dtype.h"
 #include "core/progress/request.h"
 
 /* Finished requests are kept for reuse in a short list per thread, with
@@ -30,15 +30,42 @@ static pthread_key_t cache_key;
 static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
 static int cache_key_created;
 
+/* The other layers' per-thread caches, drained with this one. */
+#define CACHE_DRAINS_MAX 4
+static void (*cache_drains[CACHE_DRAINS_MAX])(void);
+static int ncache_drains;                 /* atomic: drains read it unlocked */
+static pthread_mutex_t cache_drains_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void request_destroy(struct weft_request *req)
 {
     free(req->subs_array);
     free(req);
 }
 
+void weft__request_cache_add_drain(void (*drain)(void))
+{
+    int n;
+
+    pthread_mutex_lock(&cache_drains_lock);
+    n = ncache_drains;
+    for (int i = 0; i < n; i++)
+        if (cache_drains[i] == drain)
+            goto out_unlock;
+    if (n < CACHE_DRAINS_MAX) {
+        cache_drains[n] = drain;
+        /* Release: a drain that sees the count sees the function. */
+        __atomic_store_n(&ncache_drains, n + 1, __ATOMIC_RELEASE);
+    }
+out_unlock:
+    pthread_mutex_unlock(&cache_drains_lock);
+}
+
 void weft__request_cache_drain(void)
 {
-    weft__coll_cache_drain();
+    int n = __atomic_load_n(&ncache_drains, __ATOMIC_ACQUIRE);
+
+    for (int i = 0; i < n; i++)
+        cache_drains[i]();
     while (cache_head) {
         struct weft_request *req = cache_head;
 
@@ -118,16 +145,16 @@ static struct weft_request *cache_pop(void)
     return req;
 }
 
-static void collect_detached(weft_comm_t comm);
+static void collect_detached(weft__mctx_t *ctx);
 
-weft_result_t weft__request_create(weft_comm_t comm, int nsub, struct weft_request **out)
+weft_result_t weft__request_create(weft__mctx_t *ctx, int nsub, struct weft_request **out)
 {
     struct weft_request *req;
 
     /* Two loads on the common path: only this thread links requests into
-     * comm->active, so it frees what other threads reaped before linking. */
-    if (comm->held || __atomic_load_n(&comm->reaped, __ATOMIC_RELAXED))
-        collect_detached(comm);
+     * ctx->active, so it frees what other threads reaped before linking. */
+    if (ctx->held || __atomic_load_n(&ctx->reaped, __ATOMIC_RELAXED))
+        collect_detached(ctx);
     req = cache_pop();
 
     if (!req)
@@ -150,22 +177,51 @@ weft_result_t weft__request_create(weft_comm_t comm, int nsub, struct weft_reque
     } else {
         req->subs = &req->sub_inline;
     }
-    req->comm = comm;
-    req->inst = comm->inst;
+    req->ctx = ctx;
+    req->inst = ctx->inst;
     req->nsub = nsub;
     req->result = WEFT_SUCCESS;
-    /* Linked into comm->active so abort and destroy can reach it. */
-    req->next_active = comm->active;
-    if (comm->active)
-        comm->active->prev_active = req;
-    comm->active = req;
+    /* Linked into ctx->active so abort and destroy can reach it. */
+    req->next_active = ctx->active;
+    if (ctx->active)
+        ctx->active->prev_active = req;
+    ctx->active = req;
     *out = req;
     return WEFT_SUCCESS;
 }
 
-static void pending_remove(weft_comm_t comm, weft__subop_t *sub)
+weft_result_t weft__request_create_complete(weft__mctx_t *ctx, struct weft_request **out)
 {
-    weft__subop_t **link = &comm->pending_head, *prev = NULL;
+    weft_result_t rc = weft__request_create(ctx, 1, out);
+
+    if (rc == WEFT_SUCCESS)
+        (*out)->subs[0].state = WEFT__SUBOP_DONE;
+    return rc;
+}
+
+void weft__subop_fill(weft__subop_t *sub, const weft__mctx_t *ctx, int kind, const void *buf,
+                      size_t bytes, size_t elem_size, int peer, int tag)
+{
+    sub->kind = kind;
+    sub->buf = (void *)buf;
+    sub->bytes = bytes;
+    sub->elem_size = elem_size;
+    sub->peer = peer;
+    sub->user_tag = tag;
+    sub->source = -1;
+    sub->tag_out = -1;
+    if (tag == WEFT_ANY_TAG) {
+        sub->tag = weft__tag(ctx->context_id, 0);
+        sub->ignore = WEFT__TAG_IGNORE_USER;
+    } else {
+        sub->tag = weft__tag(ctx->context_id, tag);
+        sub->ignore = 0;
+    }
+}
+
+static void pending_remove(weft__mctx_t *ctx, weft__subop_t *sub)
+{
+    weft__subop_t **link = &ctx->pending_head, *prev = NULL;
 
     while (*link && *link != sub) {
         prev = *link;
@@ -174,19 +230,19 @@ static void pending_remove(weft_comm_t comm, weft__subop_t *sub)
     if (!*link)
         return;
     *link = sub->next_pending;
-    if (comm->pending_tail == sub)
-        comm->pending_tail = prev;
+    if (ctx->pending_tail == sub)
+        ctx->pending_tail = prev;
     sub->next_pending = NULL;
 }
 
-static void pending_append(weft_comm_t comm, weft__subop_t *sub)
+static void pending_append(weft__mctx_t *ctx, weft__subop_t *sub)
 {
     sub->next_pending = NULL;
-    if (comm->pending_tail)
-        comm->pending_tail->next_pending = sub;
+    if (ctx->pending_tail)
+        ctx->pending_tail->next_pending = sub;
     else
-        comm->pending_head = sub;
-    comm->pending_tail = sub;
+        ctx->pending_head = sub;
+    ctx->pending_tail = sub;
 }
 
 static void sub_finish(weft__subop_t *sub, weft_result_t rc)
@@ -198,19 +254,19 @@ static void sub_finish(weft__subop_t *sub, weft_result_t rc)
 /* Hands one sub-operation to the transport of its peer, holding that
  * transport's lock: *held is the transport whose lock the caller holds
  * (NULL: none), kept held for the next sub-operation of a batch. */
-static weft_result_t sub_post_held(weft_comm_t comm, weft__subop_t *sub, weft__plugin_t **held)
+static weft_result_t sub_post_held(weft__mctx_t *ctx, weft__subop_t *sub, weft__plugin_t **held)
 {
-    weft__instance_t *inst = comm->inst;
+    weft__instance_t *inst = ctx->inst;
     weft__plugin_t *pl;
     weft_result_t rc;
     int world;
 
     if (sub->peer == WEFT_ANY_SOURCE) {
-        pl = comm->single_plugin;
+        pl = ctx->single_plugin;
         world = WEFT_TRANSPORT_ANY_PEER;
     } else {
-        world = comm->world_ranks[sub->peer];
-        pl = inst->peers[world].plugin;
+        world = ctx->world_ranks[sub->peer];
+        pl = inst->wire.peers[world].plugin;
     }
     sub->plugin = pl;
     if (*held != pl) {
@@ -235,10 +291,10 @@ static weft_result_t sub_post_held(weft_comm_t comm, weft__subop_t *sub, weft__p
     return WEFT_SUCCESS;
 }
 
-static weft_result_t sub_post(weft_comm_t comm, weft__subop_t *sub)
+static weft_result_t sub_post(weft__mctx_t *ctx, weft__subop_t *sub)
 {
     weft__plugin_t *held = NULL;
-    weft_result_t rc = sub_post_held(comm, sub, &held);
+    weft_result_t rc = sub_post_held(ctx, sub, &held);
 
     pthread_mutex_unlock(&held->lock);
     return rc;
@@ -246,9 +302,9 @@ static weft_result_t sub_post(weft_comm_t comm, weft__subop_t *sub)
 
 /* A receive from any source over several transports: takes the first
  * matching message any of them holds (matched probe), then receives it. */
-static void sub_probe(weft_comm_t comm, weft__subop_t *sub)
+static void sub_probe(weft__mctx_t *ctx, weft__subop_t *sub)
 {
-    weft__plugin_set_t *set = &comm->inst->plugins;
+    weft__plugin_set_t *set = &ctx->inst->wire.plugins;
 
     for (int i = 0; i < set->n; i++) {
         weft__plugin_t *pl = &set->plugins[i];
@@ -278,24 +334,24 @@ static void sub_probe(weft_comm_t comm, weft__subop_t *sub)
     }
 }
 
-/* Posts the communicator's queued receives in order; a receive from any
+/* Posts the context's queued receives in order; a receive from any
  * source that has not matched yet holds back the ones behind it. */
-static void comm_advance_pending(weft_comm_t comm)
+static void advance_pending(weft__mctx_t *ctx)
 {
-    while (comm->pending_head) {
-        weft__subop_t *sub = comm->pending_head;
+    while (ctx->pending_head) {
+        weft__subop_t *sub = ctx->pending_head;
 
         if (sub->state == WEFT__SUBOP_WAITING) {
             if (sub->peer == WEFT_ANY_SOURCE)
                 sub->state = WEFT__SUBOP_PROBING;
             else
-                sub_post(comm, sub);
+                sub_post(ctx, sub);
         }
         if (sub->state == WEFT__SUBOP_PROBING)
-            sub_probe(comm, sub);
+            sub_probe(ctx, sub);
         if (sub->state == WEFT__SUBOP_PROBING)
             return;
-        pending_remove(comm, sub);
+        pending_remove(ctx, sub);
     }
 }
 
@@ -317,10 +373,10 @@ static void sub_tested(struct weft_request *req, weft__subop_t *sub, weft_result
     sub->treq = NULL;
     sub->len = c->len;
     if (sub->kind == WEFT_P2P_RECV) {
-        weft_comm_t comm = req->comm;
+        const weft__mctx_t *ctx = req->ctx;
 
-        sub->source = (comm && c->peer >= 0 && c->peer < comm->inst->size)
-                          ? comm->comm_rank_of[c->peer] : -1;
+        sub->source = (c->peer >= 0 && c->peer < ctx->inst->wire.size)
+                          ? ctx->member_of[c->peer] : -1;
         sub->tag_out = (int)(uint32_t)(c->tag & WEFT__TAG_IGNORE_USER);
     }
     /* A cancelled operation reports what the cancel said, whatever the
@@ -346,8 +402,7 @@ int weft__request_progress_test(struct weft_request *req, int progress, int *don
     weft__plugin_t *pl = NULL;
     int ndone = 0;
 
-    if (req->coll || req->inst->ntransports_used != 1 ||
-        (req->comm && req->comm->pending_head))
+    if (req->ops || req->inst->wire.ntransports_used != 1 || req->ctx->pending_head)
         return 0;
     /* Every operation posted (or done), all to the one transport. */
     for (int i = 0; i < req->nsub; i++) {
@@ -409,11 +464,10 @@ static void poll_subs(struct weft_request *req, int *done)
 
 weft_result_t weft__request_poll(struct weft_request *req, int *done)
 {
-    weft_comm_t comm = req->comm;
+    weft__mctx_t *ctx = req->ctx;
 
-    if (req->coll) {
-        weft__coll_poll(req->coll, done);
-        req->result = req->coll->result;
+    if (req->ops) {
+        req->ops->poll(req, done);
         return WEFT_SUCCESS;
     }
     /* Finished operations stay finished: nothing to test again (a
@@ -422,8 +476,8 @@ weft_result_t weft__request_poll(struct weft_request *req, int *done)
         *done = 1;
         return WEFT_SUCCESS;
     }
-    if (comm && comm->pending_head)
-        comm_advance_pending(comm);
+    if (ctx->pending_head)
+        advance_pending(ctx);
     poll_subs(req, done);
     return WEFT_SUCCESS;
 }
@@ -438,8 +492,8 @@ void weft__request_poll_detached(struct weft_request *req, int *done)
 
 void weft__request_cancel(struct weft_request *req, weft_result_t rc)
 {
-    if (req->coll) {
-        weft__coll_cancel(req->coll, rc);
+    if (req->ops) {
+        req->ops->cancel(req, rc);
         return;
     }
     for (int i = 0; i < req->nsub; i++) {
@@ -448,8 +502,7 @@ void weft__request_cancel(struct weft_request *req, weft_result_t rc)
         switch (sub->state) {
         case WEFT__SUBOP_WAITING:
         case WEFT__SUBOP_PROBING:
-            if (req->comm)
-                pending_remove(req->comm, sub);
+            pending_remove(req->ctx, sub);
             sub_finish(sub, rc);
             break;
         case WEFT__SUBOP_POSTED:
@@ -463,6 +516,12 @@ void weft__request_cancel(struct weft_request *req, weft_result_t rc)
             break;
         }
     }
+}
+
+void weft__request_cancel_all(weft__mctx_t *ctx, weft_result_t rc)
+{
+    for (struct weft_request *req = ctx->active; req; req = req->next_active)
+        weft__request_cancel(req, rc);
 }
 
 void weft__request_status(const struct weft_request *req, weft_status_t *status)
@@ -491,19 +550,19 @@ void weft__request_status(const struct weft_request *req, weft_status_t *status)
 }
 
 /* Requests the user freed before they completed. Any thread's progress
- * may find one done (reap_detached), but only the communicator's own
- * thread may unlink it from comm->active: that thread links new requests
- * there without a lock, and a lock on every creation and free would tax
- * every blocking call for the sake of this rare one. So the reaper hands
- * a finished request back on comm->reaped, and the communicator's thread
- * frees it at its next request creation (or when the communicator goes).
- * Requests the reaper must not even poll stay on comm->held, polled by
- * the communicator's thread alone: a collective, whose steps post rounds
- * on the communicator, and a receive still in the pending queue, which
- * the communicator's thread may post at any time. */
+ * may find one done (reap_detached), but only the context's own thread
+ * may unlink it from ctx->active: that thread links new requests there
+ * without a lock, and a lock on every creation and free would tax every
+ * blocking call for the sake of this rare one. So the reaper hands a
+ * finished request back on ctx->reaped, and the context's thread frees it
+ * at its next request creation (or when the context goes). Requests the
+ * reaper must not even poll stay on ctx->held, polled by the context's
+ * thread alone: an owner's (a collective, whose steps post rounds on the
+ * communicator), and a receive still in the pending queue, which the
+ * context's thread may post at any time. */
 static int detach_must_hold(const struct weft_request *req)
 {
-    if (req->coll)
+    if (req->ops)
         return 1;
     for (int i = 0; i < req->nsub; i++)
         if (req->subs[i].state == WEFT__SUBOP_WAITING ||
@@ -514,13 +573,13 @@ static int detach_must_hold(const struct weft_request *req)
 
 void weft__request_detach(struct weft_request *req)
 {
-    weft_comm_t comm = req->comm;
+    weft__mctx_t *ctx = req->ctx;
     weft__instance_t *inst = req->inst;
 
     if (detach_must_hold(req)) {
         req->detached = WEFT__DETACHED_HELD;
-        req->next_detached = comm->held;
-        comm->held = req;
+        req->next_detached = ctx->held;
+        ctx->held = req;
         return;
     }
     req->detached = WEFT__DETACHED_SHARED;
@@ -531,14 +590,25 @@ void weft__request_detach(struct weft_request *req)
     pthread_mutex_unlock(&inst->lock);
 }
 
-/* Frees what other threads reaped and what is done among the held, on
- * the communicator's thread. */
-static void collect_detached(weft_comm_t comm)
+void weft__request_release(struct weft_request *req)
 {
-    weft__instance_t *inst = comm->inst;
-    struct weft_request *list = comm->held, *req;
+    int done = 0;
 
-    comm->held = NULL;
+    weft__request_poll(req, &done);
+    if (done)
+        weft__request_free(req);
+    else
+        weft__request_detach(req);
+}
+
+/* Frees what other threads reaped and what is done among the held, on
+ * the context's thread. */
+static void collect_detached(weft__mctx_t *ctx)
+{
+    weft__instance_t *inst = ctx->inst;
+    struct weft_request *list = ctx->held, *req;
+
+    ctx->held = NULL;
     while ((req = list)) {
         int done = 0;
 
@@ -551,11 +621,11 @@ static void collect_detached(weft_comm_t comm)
             weft__request_detach(req);
         }
     }
-    if (!__atomic_load_n(&comm->reaped, __ATOMIC_RELAXED))
+    if (!__atomic_load_n(&ctx->reaped, __ATOMIC_RELAXED))
         return;
     pthread_mutex_lock(&inst->lock);
-    list = comm->reaped;
-    __atomic_store_n(&comm->reaped, NULL, __ATOMIC_RELAXED);
+    list = ctx->reaped;
+    __atomic_store_n(&ctx->reaped, NULL, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&inst->lock);
     while ((req = list)) {
         list = req->next_detached;
@@ -576,22 +646,22 @@ static int list_remove(struct weft_request **head, struct weft_request *req)
 }
 
 /* Takes a detached request off whichever list it waits on, for a free on
- * the communicator's thread (the communicator goes). */
+ * the context's thread (the context goes). */
 static void detached_unlink(struct weft_request *req)
 {
     weft__instance_t *inst = req->inst;
-    weft_comm_t comm = req->comm;
+    weft__mctx_t *ctx = req->ctx;
 
     if (req->detached == WEFT__DETACHED_HELD) {
-        list_remove(&comm->held, req);
+        list_remove(&ctx->held, req);
     } else {
         /* A reaper may move it from one list to the other meanwhile. */
         pthread_mutex_lock(&inst->lock);
         if (!list_remove(&inst->detached, req)) {
-            struct weft_request *reaped = comm->reaped;
+            struct weft_request *reaped = ctx->reaped;
 
             list_remove(&reaped, req);
-            __atomic_store_n(&comm->reaped, reaped, __ATOMIC_RELAXED);
+            __atomic_store_n(&ctx->reaped, reaped, __ATOMIC_RELAXED);
         }
         pthread_mutex_unlock(&inst->lock);
     }
@@ -600,32 +670,30 @@ static void detached_unlink(struct weft_request *req)
 
 void weft__request_free(struct weft_request *req)
 {
-    weft_comm_t comm = req->comm;
+    weft__mctx_t *ctx = req->ctx;
 
     if (req->detached)
         detached_unlink(req);
 
-    if (comm) {
-        for (int i = 0; i < req->nsub; i++)
-            if (req->subs[i].state == WEFT__SUBOP_WAITING ||
-                req->subs[i].state == WEFT__SUBOP_PROBING)
-                pending_remove(comm, &req->subs[i]);
-        if (req->prev_active)
-            req->prev_active->next_active = req->next_active;
-        else if (comm->active == req)
-            comm->active = req->next_active;
-        if (req->next_active)
-            req->next_active->prev_active = req->prev_active;
-    }
-    if (req->coll)
-        weft__coll_free(req->coll);
+    for (int i = 0; i < req->nsub; i++)
+        if (req->subs[i].state == WEFT__SUBOP_WAITING ||
+            req->subs[i].state == WEFT__SUBOP_PROBING)
+            pending_remove(ctx, &req->subs[i]);
+    if (req->prev_active)
+        req->prev_active->next_active = req->next_active;
+    else if (ctx->active == req)
+        ctx->active = req->next_active;
+    if (req->next_active)
+        req->next_active->prev_active = req->prev_active;
+    if (req->ops)
+        req->ops->release(req);
     if (!cache_push(req))
         request_destroy(req);
 }
 
 void weft__request_start(struct weft_request *req)
 {
-    weft_comm_t comm = req->comm;
+    weft__mctx_t *ctx = req->ctx;
     weft__plugin_t *held = NULL;
 
     for (int i = 0; i < req->nsub; i++) {
@@ -634,17 +702,70 @@ void weft__request_start(struct weft_request *req)
         sub->state = WEFT__SUBOP_WAITING;
         /* Zero-length operations still travel: a zero-length message is a
          * message that must be matched. */
-        if (sub->kind == WEFT_P2P_RECV && (comm->single_plugin == NULL || comm->pending_head)) {
-            pending_append(comm, sub);
+        if (sub->kind == WEFT_P2P_RECV && (ctx->single_plugin == NULL || ctx->pending_head)) {
+            pending_append(ctx, sub);
             continue;
         }
         /* A failure is recorded in the sub-operation and reported when
          * the request is waited for, as for any other failure. One hold
          * of the transport's lock for the whole batch. */
-        sub_post_held(comm, sub, &held);
+        sub_post_held(ctx, sub, &held);
     }
     if (held)
         pthread_mutex_unlock(&held->lock);
-    if (comm->pending_head)
-        comm_advance_pending(comm);
+    if (ctx->pending_head)
+        advance_pending(ctx);
+}
+
+weft_result_t weft__request_post_batch(weft__mctx_t *ctx, int n, const weft_p2p_op_t *ops,
+                                       struct weft_request **req)
+{
+    struct weft_request *r;
+    weft_result_t rc;
+
+    /* An empty batch is complete at once. */
+    if (n == 0)
+        return weft__request_create_complete(ctx, req);
+    rc = weft__request_create(ctx, n, &r);
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    for (int i = 0; i < n; i++) {
+        size_t elem = weft__dtype_bytes(ops[i].dt);
+
+        weft__subop_fill(&r->subs[i], ctx, ops[i].kind, ops[i].buf, ops[i].count * elem, elem,
+                         ops[i].peer, ops[i].tag);
+    }
+    weft__request_start(r);
+    *req = r;
+    return WEFT_SUCCESS;
+}
+
+void weft__request_describe(const struct weft_request *req, char *buf, size_t cap)
+{
+    if (req->ops) {
+        req->ops->describe(req, buf, cap);
+        return;
+    }
+    for (int i = 0; i < req->nsub; i++) {
+        const weft__subop_t *sub = &req->subs[i];
+
+        if (sub->state == WEFT__SUBOP_DONE)
+            continue;
+        if (sub->peer == WEFT_ANY_SOURCE)
+            snprintf(buf, cap, "receive from any rank");
+        else
+            snprintf(buf, cap, "%s rank %d", sub->kind == WEFT_P2P_SEND ? "send to" :
+                     "receive from", sub->peer);
+        if (sub->user_tag == WEFT_ANY_TAG)
+            snprintf(buf + strlen(buf), cap - strlen(buf), " with any tag");
+        else
+            snprintf(buf + strlen(buf), cap - strlen(buf), " with tag %d", sub->user_tag);
+        return;
+    }
+    snprintf(buf, cap, "operation");
+}
+
+const char *weft__request_why(const struct weft_request *req)
+{
+    return req->ops ? req->ops->why(req) : NULL;
 }

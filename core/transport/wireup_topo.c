@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * wireup_topo.c: what weft_init does with the topology once the ranks
+ * wireup_topo.c: what the wireup does with the topology once the ranks
  * know each other: drop transports that need a node-local peer where there
  * is none, and report where every rank runs and which transport carries
  * each pair of ranks.
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core/base/error.h"
-#include "core/progress/instance.h"
+#include "core/transport/wireup.h"
 #include "core/base/log.h"
 #include "core/boot/store.h"
 
@@ -22,17 +22,17 @@
 #define ROW_KEY "weft.transports.%d"
 #define LEGEND_LETTERS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
-void weft__instance_drop_unneeded(weft__instance_t *inst)
+void weft__wireup_drop_unneeded(weft__wireup_t *wire)
 {
-    const char *me = inst->peers[inst->rank].host_id;
+    const char *me = wire->peers[wire->rank].host_id;
     int others = 0;
 
-    for (int w = 0; w < inst->size; w++)
-        others += w != inst->rank && !strcmp(inst->peers[w].host_id, me);
+    for (int w = 0; w < wire->size; w++)
+        others += w != wire->rank && !strcmp(wire->peers[w].host_id, me);
     if (others)
         return;
-    for (int i = inst->plugins.n - 1; i >= 0; i--) {
-        weft__plugin_t *pl = &inst->plugins.plugins[i];
+    for (int i = wire->plugins.n - 1; i >= 0; i--) {
+        weft__plugin_t *pl = &wire->plugins.plugins[i];
 
         if (!(pl->needs & WEFT_TRANSPORT_NEED_LOCAL_PEER))
             continue;
@@ -42,7 +42,7 @@ void weft__instance_drop_unneeded(weft__instance_t *inst)
             continue;
         }
         WEFT_INFO(TRANSPORT, "%s: not applicable: no other rank on this node", pl->name);
-        weft__plugins_drop(&inst->plugins, i, "no other rank on this node");
+        weft__plugins_drop(&wire->plugins, i, "no other rank on this node");
     }
 }
 
@@ -55,33 +55,33 @@ static size_t row_size(int size)
     return 1 + (size_t)WEFT__PLUGIN_MAX * WEFT__PLUGIN_NAME_MAX + (size_t)size;
 }
 
-static void row_build(const weft__instance_t *inst, unsigned char *row)
+static void row_build(const weft__wireup_t *wire, unsigned char *row)
 {
     unsigned char *names = row + 1, *cells = row + 1 + WEFT__PLUGIN_MAX * WEFT__PLUGIN_NAME_MAX;
 
-    memset(row, 0, row_size(inst->size));
-    row[0] = (unsigned char)inst->plugins.n;
-    for (int i = 0; i < inst->plugins.n; i++)
-        memcpy(names + i * WEFT__PLUGIN_NAME_MAX, inst->plugins.plugins[i].name,
-               strnlen(inst->plugins.plugins[i].name, WEFT__PLUGIN_NAME_MAX - 1));
-    for (int w = 0; w < inst->size; w++)
-        cells[w] = (unsigned char)(inst->peers[w].plugin - inst->plugins.plugins);
+    memset(row, 0, row_size(wire->size));
+    row[0] = (unsigned char)wire->plugins.n;
+    for (int i = 0; i < wire->plugins.n; i++)
+        memcpy(names + i * WEFT__PLUGIN_NAME_MAX, wire->plugins.plugins[i].name,
+               strnlen(wire->plugins.plugins[i].name, WEFT__PLUGIN_NAME_MAX - 1));
+    for (int w = 0; w < wire->size; w++)
+        cells[w] = (unsigned char)(wire->peers[w].plugin - wire->plugins.plugins);
 }
 
-static void row_publish(weft__instance_t *inst)
+static void row_publish(weft__wireup_t *wire)
 {
     char key[64];
     unsigned char *row;
     weft_result_t rc;
 
-    if (!inst->boot->store || inst->size > MATRIX_MAX_RANKS)
+    if (!wire->boot->store || wire->size > MATRIX_MAX_RANKS)
         return;
-    row = malloc(row_size(inst->size));
+    row = malloc(row_size(wire->size));
     if (!row)
         return;
-    row_build(inst, row);
-    snprintf(key, sizeof(key), ROW_KEY, inst->rank);
-    rc = weft__store_set(inst->boot->store, key, row, row_size(inst->size));
+    row_build(wire, row);
+    snprintf(key, sizeof(key), ROW_KEY, wire->rank);
+    rc = weft__store_set(wire->boot->store, key, row, row_size(wire->size));
     if (rc != WEFT_SUCCESS)
         WEFT_INFO(TRANSPORT, "cannot publish the transport row: %s", weft__get_error());
     free(row);
@@ -107,24 +107,24 @@ static char legend_letter(struct legend *l, const char *name)
 }
 
 /* One line of the matrix from a published row; '?' where it is missing. */
-static void matrix_line(weft__instance_t *inst, int r, unsigned char *row, struct legend *l,
-                        char *line)
+static void matrix_line(weft__wireup_t *wire, int r, unsigned char *row, struct legend *l,
+                        char *line, int timeout_ms)
 {
     char key[64];
     size_t len = 0;
     int have;
 
-    if (r == inst->rank) {
-        row_build(inst, row);
+    if (r == wire->rank) {
+        row_build(wire, row);
         have = 1;
     } else {
         snprintf(key, sizeof(key), ROW_KEY, r);
-        have = inst->boot->store &&
-               weft__store_get(inst->boot->store, key, row, row_size(inst->size), &len,
-                               inst->timeout_ms) == WEFT_SUCCESS &&
-               len == row_size(inst->size) && row[0] <= WEFT__PLUGIN_MAX;
+        have = wire->boot->store &&
+               weft__store_get(wire->boot->store, key, row, row_size(wire->size), &len,
+                               timeout_ms) == WEFT_SUCCESS &&
+               len == row_size(wire->size) && row[0] <= WEFT__PLUGIN_MAX;
     }
-    for (int w = 0; w < inst->size; w++) {
+    for (int w = 0; w < wire->size; w++) {
         unsigned char idx = row[1 + WEFT__PLUGIN_MAX * WEFT__PLUGIN_NAME_MAX + w];
         char name[WEFT__PLUGIN_NAME_MAX];
 
@@ -137,22 +137,22 @@ static void matrix_line(weft__instance_t *inst, int r, unsigned char *row, struc
         }
         line[2 * w + 1] = ' ';
     }
-    line[2 * inst->size - 1] = '\0';
+    line[2 * wire->size - 1] = '\0';
 }
 
-static void log_matrix(weft__instance_t *inst)
+static void log_matrix(weft__wireup_t *wire, int timeout_ms)
 {
     struct legend *l = calloc(1, sizeof(*l));
-    unsigned char *row = malloc(row_size(inst->size));
-    char *line = malloc(2 * (size_t)inst->size + 1);
+    unsigned char *row = malloc(row_size(wire->size));
+    char *line = malloc(2 * (size_t)wire->size + 1);
     char legend_text[512];
     size_t o = 0;
 
     if (!l || !row || !line)
         goto out_free;
     WEFT_INFO(TRANSPORT, "transport matrix (row: sending rank, column: peer):");
-    for (int r = 0; r < inst->size; r++) {
-        matrix_line(inst, r, row, l, line);
+    for (int r = 0; r < wire->size; r++) {
+        matrix_line(wire, r, row, l, line, timeout_ms);
         WEFT_INFO(TRANSPORT, "  %4d: %s", r, line);
     }
     for (int i = 0; i < l->n && o < sizeof(legend_text); i++)
@@ -160,7 +160,7 @@ static void log_matrix(weft__instance_t *inst)
                               LEGEND_LETTERS[i],
                               l->names[i]);
     WEFT_INFO(TRANSPORT, "  legend: %s%s", legend_text,
-              inst->boot->store ? "" : " (? = not known without weft's store)");
+              wire->boot->store ? "" : " (? = not known without weft's store)");
 
 out_free:
     free(l);
@@ -189,14 +189,14 @@ static void log_topology(const weft__topo_t *topo)
     free(text);
 }
 
-static void log_ranks(const weft__instance_t *inst)
+static void log_ranks(const weft__wireup_t *wire)
 {
-    const weft__topo_summary_t *me = &inst->peers[inst->rank].topo;
+    const weft__topo_summary_t *me = &wire->peers[wire->rank].topo;
 
     WEFT_INFO(TOPO, "ranks (NUMA node of the binding, nearest GPU and NIC; shares with rank %d):",
-              inst->rank);
-    for (int w = 0; w < inst->size && w < MATRIX_MAX_RANKS; w++) {
-        const weft__topo_summary_t *s = &inst->peers[w].topo;
+              wire->rank);
+    for (int w = 0; w < wire->size && w < MATRIX_MAX_RANKS; w++) {
+        const weft__topo_summary_t *s = &wire->peers[w].topo;
         unsigned share = weft__topo_shared(me, s);
 
         WEFT_INFO(TOPO, "  %4d: host %s, NUMA %d, %u GPUs, %u NICs (%u RDMA active), GPU %s, "
@@ -207,24 +207,24 @@ static void log_ranks(const weft__instance_t *inst)
                   share & WEFT__TOPO_SHARE_GPU ? " GPU" : "",
                   share & WEFT__TOPO_SHARE_NIC ? " NIC" : "", share ? "" : " nothing");
     }
-    if (inst->size > MATRIX_MAX_RANKS)
-        WEFT_INFO(TOPO, "  ... %d ranks more", inst->size - MATRIX_MAX_RANKS);
+    if (wire->size > MATRIX_MAX_RANKS)
+        WEFT_INFO(TOPO, "  ... %d ranks more", wire->size - MATRIX_MAX_RANKS);
 }
 
-void weft__instance_topo_report(weft__instance_t *inst)
+void weft__wireup_report(weft__wireup_t *wire, int timeout_ms)
 {
-    row_publish(inst);
-    if (inst->rank != 0)
+    row_publish(wire);
+    if (wire->rank != 0)
         return;
     if (weft__log_enabled(WEFT__LOG_INFO, WEFT__SUBSYS_TOPO)) {
-        log_topology(inst->topo);
-        log_ranks(inst);
+        log_topology(wire->topo);
+        log_ranks(wire);
     }
     if (weft__log_enabled(WEFT__LOG_INFO, WEFT__SUBSYS_TRANSPORT)) {
-        if (inst->size <= MATRIX_MAX_RANKS)
-            log_matrix(inst);
+        if (wire->size <= MATRIX_MAX_RANKS)
+            log_matrix(wire, timeout_ms);
         else
             WEFT_INFO(TRANSPORT, "transport matrix: %d ranks, more than the %d shown",
-                      inst->size, MATRIX_MAX_RANKS);
+                      wire->size, MATRIX_MAX_RANKS);
     }
 }

@@ -2,7 +2,7 @@
 /*
  * model.c: the predicted time of each algorithm (see tune.h).
  *
- * Notation in the formulas: p ranks, n bytes as weft__coll_choose counts
+ * Notation in the formulas: p ranks, n bytes as weft__tune_choose counts
  * them (allreduce, bcast, reduce: the vector; allgather: one rank's block;
  * reduce_scatter: the whole input; alltoall: all a rank sends), L =
  * ceil(log2 p), P the largest power of two <= p, a/b/g alpha, beta, gamma,
@@ -14,17 +14,15 @@
  * power-of-two nodes): that is where recursive doubling and Rabenseifner
  * gain on a multi-node communicator.
  *
- * An algorithm of tune/select.c's table whose (operation, name) is not in
- * models[] has no cost: the tuner never picks it, it only runs when
- * WEFT_ALGO forces it. Adding an algorithm's model is one function below
- * and one line in models[].
+ * models[] is indexed by the algorithms' ids (coll/algo/registry.h):
+ * adding an algorithm's model is one function below and one line there,
+ * and tests/unit/test_tune.c fails while an algorithm has none.
  */
 #include "config.h"
 
-#include <string.h>
-
-#include "core/coll/coll.h"
-#include "core/coll/shared/segment.h"
+#include "core/coll/algo/algo.h"
+#include "core/coll/algo/registry.h"
+#include "core/coll/shared/shared.h"
 #include "core/tune/tune.h"
 
 static int ceil_log2(int p)
@@ -91,7 +89,7 @@ static weft__tune_shape_t across_nodes(const weft__tune_shape_t *s)
 /* The pieces a pipelined algorithm cuts n bytes into. */
 static double pieces(size_t n)
 {
-    double c = (double)n / (double)weft__coll_chunk_bytes();
+    double c = (double)n / (double)weft__algo_chunk_bytes();
 
     return c > 1 ? c : 1;
 }
@@ -533,7 +531,7 @@ static double shared_alltoall(const weft__tune_params_t *p, const weft__tune_sha
  * chunk slot per rank, each step a signal (a/2), after the signal of the
  * generation itself (a/2: the small ones win where both apply). c, the
  * chunks, is the bytes a rank writes to its slot over the call (n, for
- * each of them as weft__coll_choose counts n) over the slot's size. */
+ * each of them as weft__tune_choose counts n) over the slot's size. */
 static double pipe_chunks(const weft__tune_shape_t *s, double n)
 {
     double slot = (double)weft__shared_chunk_bytes(s->ranks);
@@ -624,60 +622,54 @@ static double pipelined_alltoall(const weft__tune_params_t *p, const weft__tune_
            copy_out(l, s, others, (double)n);
 }
 
-static const struct model {
-    const char *op_name, *algo_name;   /* as in tune/select.c and WEFT_ALGO */
-    weft__tune_cost_fn cost;
-} models[] = {
-    { "barrier", "dissemination", barrier_dissemination },
-    { "barrier", "hier", barrier_hier },
-    { "barrier", "shared", shared_barrier },
-    { "bcast", "binomial", bcast_binomial },
-    { "bcast", "hier", bcast_hier },
-    { "bcast", "chain", bcast_chain },
-    { "bcast", "scatter_allgather", bcast_scatter_allgather },
-    { "bcast", "shared", shared_bcast },
-    { "bcast", "shared_pipelined", pipelined_bcast },
-    { "reduce", "binomial", reduce_binomial },
-    { "reduce", "hier", reduce_hier },
-    { "reduce", "ring_gather", reduce_ring_gather },
-    { "reduce", "shared", shared_reduce },
-    { "allreduce", "ring", allreduce_ring },
-    { "allreduce", "rd", allreduce_rd },
-    { "allreduce", "rabenseifner", allreduce_rabenseifner },
-    { "allreduce", "hier", allreduce_hier },
-    { "allreduce", "tree", allreduce_tree },
-    { "allreduce", "dbtree", allreduce_dbtree },
-    { "allreduce", "direct", allreduce_direct },
-    { "allreduce", "shared", shared_reduce },
-    { "allreduce", "shared_pipelined", pipelined_allreduce },
-    { "allgather", "ring", allgather_ring },
-    { "allgather", "bruck", allgather_bruck },
-    { "allgather", "hier", allgather_hier },
-    { "allgather", "rd", allgather_rd },
-    { "allgather", "shared", shared_allgather },
-    { "allgather", "shared_pipelined", pipelined_allgather },
-    { "reduce_scatter", "ring", reduce_scatter_ring },
-    { "reduce_scatter", "rd", reduce_scatter_rd },
-    { "reduce_scatter", "pairwise", reduce_scatter_pairwise },
-    { "reduce_scatter", "shared", shared_reduce_scatter },
-    { "reduce_scatter", "shared_pipelined", pipelined_reduce_scatter },
-    { "alltoall", "pairwise", alltoall_pairwise },
-    { "alltoall", "scattered", alltoall_scattered },
-    { "alltoall", "bruck", alltoall_bruck },
-    { "alltoall", "shared", shared_alltoall },
-    { "alltoall", "shared_pipelined", pipelined_alltoall },
-    { "gather", "linear", rooted_linear },
-    { "gather", "binomial", rooted_binomial },
-    { "scatter", "linear", rooted_linear },
-    { "scatter", "binomial", rooted_binomial },
-    { "scan", "rd", scan_rd },
-    { "exscan", "rd", scan_rd },
+static const weft__tune_cost_fn models[WEFT__ALGO_COUNT] = {
+    [WEFT__ALGO_BARRIER_DISSEMINATION] = barrier_dissemination,
+    [WEFT__ALGO_BARRIER_HIER] = barrier_hier,
+    [WEFT__ALGO_BARRIER_SHARED] = shared_barrier,
+    [WEFT__ALGO_BCAST_BINOMIAL] = bcast_binomial,
+    [WEFT__ALGO_BCAST_HIER] = bcast_hier,
+    [WEFT__ALGO_BCAST_CHAIN] = bcast_chain,
+    [WEFT__ALGO_BCAST_SCATTER_ALLGATHER] = bcast_scatter_allgather,
+    [WEFT__ALGO_BCAST_SHARED] = shared_bcast,
+    [WEFT__ALGO_BCAST_SHARED_PIPELINED] = pipelined_bcast,
+    [WEFT__ALGO_REDUCE_BINOMIAL] = reduce_binomial,
+    [WEFT__ALGO_REDUCE_HIER] = reduce_hier,
+    [WEFT__ALGO_REDUCE_RING_GATHER] = reduce_ring_gather,
+    [WEFT__ALGO_REDUCE_SHARED] = shared_reduce,
+    [WEFT__ALGO_ALLREDUCE_RING] = allreduce_ring,
+    [WEFT__ALGO_ALLREDUCE_RD] = allreduce_rd,
+    [WEFT__ALGO_ALLREDUCE_RABENSEIFNER] = allreduce_rabenseifner,
+    [WEFT__ALGO_ALLREDUCE_HIER] = allreduce_hier,
+    [WEFT__ALGO_ALLREDUCE_TREE] = allreduce_tree,
+    [WEFT__ALGO_ALLREDUCE_DBTREE] = allreduce_dbtree,
+    [WEFT__ALGO_ALLREDUCE_DIRECT] = allreduce_direct,
+    [WEFT__ALGO_ALLREDUCE_SHARED] = shared_reduce,
+    [WEFT__ALGO_ALLREDUCE_SHARED_PIPELINED] = pipelined_allreduce,
+    [WEFT__ALGO_ALLGATHER_RING] = allgather_ring,
+    [WEFT__ALGO_ALLGATHER_BRUCK] = allgather_bruck,
+    [WEFT__ALGO_ALLGATHER_HIER] = allgather_hier,
+    [WEFT__ALGO_ALLGATHER_RD] = allgather_rd,
+    [WEFT__ALGO_ALLGATHER_SHARED] = shared_allgather,
+    [WEFT__ALGO_ALLGATHER_SHARED_PIPELINED] = pipelined_allgather,
+    [WEFT__ALGO_REDUCE_SCATTER_RING] = reduce_scatter_ring,
+    [WEFT__ALGO_REDUCE_SCATTER_RD] = reduce_scatter_rd,
+    [WEFT__ALGO_REDUCE_SCATTER_PAIRWISE] = reduce_scatter_pairwise,
+    [WEFT__ALGO_REDUCE_SCATTER_SHARED] = shared_reduce_scatter,
+    [WEFT__ALGO_REDUCE_SCATTER_SHARED_PIPELINED] = pipelined_reduce_scatter,
+    [WEFT__ALGO_ALLTOALL_PAIRWISE] = alltoall_pairwise,
+    [WEFT__ALGO_ALLTOALL_SCATTERED] = alltoall_scattered,
+    [WEFT__ALGO_ALLTOALL_BRUCK] = alltoall_bruck,
+    [WEFT__ALGO_ALLTOALL_SHARED] = shared_alltoall,
+    [WEFT__ALGO_ALLTOALL_SHARED_PIPELINED] = pipelined_alltoall,
+    [WEFT__ALGO_GATHER_LINEAR] = rooted_linear,
+    [WEFT__ALGO_GATHER_BINOMIAL] = rooted_binomial,
+    [WEFT__ALGO_SCATTER_LINEAR] = rooted_linear,
+    [WEFT__ALGO_SCATTER_BINOMIAL] = rooted_binomial,
+    [WEFT__ALGO_SCAN_RD] = scan_rd,
+    [WEFT__ALGO_EXSCAN_RD] = scan_rd,
 };
 
-weft__tune_cost_fn weft__tune_cost_of(const char *op_name, const char *algo_name)
+weft__tune_cost_fn weft__tune_cost_of(int id)
 {
-    for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
-        if (!strcmp(models[i].op_name, op_name) && !strcmp(models[i].algo_name, algo_name))
-            return models[i].cost;
-    return NULL;
+    return id >= 0 && id < WEFT__ALGO_COUNT ? models[id] : NULL;
 }

@@ -36,10 +36,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/coll/coll.h"
-#include "core/api/coll_args.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "core/coll/algo/algo.h"
 #include "core/dt/reduce.h"
 #include "core/tune/tune.h"
 
@@ -331,17 +330,25 @@ weft_result_t weft__tune_agree(weft_comm_t world, int reps_scale)
     if (mode == MODE_MEASURE && (rc = measure(world, reps_scale > 0 ? reps_scale : 1, &p)) !=
         WEFT_SUCCESS)
         return rc;
-    inst->tune = p;
-    inst->tune_source = mode == MODE_MEASURE ? WEFT__TUNE_MEASURED
-                        : mode == MODE_FILE ? WEFT__TUNE_FILE : WEFT__TUNE_DEFAULTS;
-    inst->tune_probe_ms = mode == MODE_MEASURE ? (now_s() - t0) * 1e3 : 0;
+    if (!inst->tune && !(inst->tune = calloc(1, sizeof(*inst->tune))))
+        return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate the tuner's parameters");
+    inst->tune->params = p;
+    inst->tune->source = mode == MODE_MEASURE ? WEFT__TUNE_MEASURED
+                         : mode == MODE_FILE ? WEFT__TUNE_FILE : WEFT__TUNE_DEFAULTS;
+    inst->tune->probe_ms = mode == MODE_MEASURE ? (now_s() - t0) * 1e3 : 0;
     /* Identical on every rank: rank 0 tells. */
     if (world->rank == 0)
         WEFT_INFO(TUNING, "parameters %s%s: intra alpha %.2f us beta %.3f ns/B, inter alpha "
                   "%.2f us beta %.3f ns/B, gamma %.3f ns/B; took %.1f ms",
-                  weft__tune_source_name(inst->tune_source),
+                  weft__tune_source_name(inst->tune->source),
                   mode == MODE_FILE ? " (WEFT_TUNE_FILE of rank 0)" : "", p.intra.alpha * 1e6,
                   p.intra.beta * 1e9, p.inter.alpha * 1e6, p.inter.beta * 1e9, p.gamma * 1e9,
                   (now_s() - t0) * 1e3);
     return WEFT_SUCCESS;
+}
+
+void weft__tune_fini(weft__instance_t *inst)
+{
+    free(inst->tune);
+    inst->tune = NULL;
 }

@@ -16,17 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/coll/coll.h"
 #include "core/base/log.h"
-#include "core/coll/shared/segment.h"
+#include "core/coll/shared/shared.h"
 #include "core/tune/tune.h"
 
 #define NBUCKETS 65              /* buckets 0 .. 64 of a size_t */
 #define NOT_CHOSEN (-2)
 
-/* The communicator's choices: pick[kind][even][bucket] is an index into
- * weft__coll_algos, -1 when no algorithm has a model, NOT_CHOSEN before
- * the first call of that bucket. */
+/* The communicator's choices: pick[kind][even][bucket] is an algorithm id,
+ * -1 when no algorithm has a model, NOT_CHOSEN before the first call of
+ * that bucket. */
 struct weft__tune_cache {
     short pick[WEFT__COLL_NKINDS][2][NBUCKETS];
     weft__tune_shape_t shape;
@@ -46,15 +45,29 @@ static size_t bucket_bytes(int b)
     return b >= 64 ? SIZE_MAX : (size_t)1 << b;
 }
 
+int weft__tune_applies(const weft__algo_t *a, const weft__tune_shape_t *s, int even,
+                       size_t bytes)
+{
+    if ((a->needs & WEFT__ALGO_NEEDS_EVEN) && !even)
+        return 0;
+    if ((a->needs & WEFT__ALGO_NEEDS_NODES_CONTIG) && !s->contiguous)
+        return 0;
+    if ((a->needs & WEFT__ALGO_NEEDS_SHARED) && (!s->shared || bytes > WEFT__SHARED_SLOT))
+        return 0;
+    if ((a->needs & WEFT__ALGO_NEEDS_SEGMENT) &&
+        (!s->shared || s->ranks > WEFT__SHARED_PIPE_RANKS))
+        return 0;
+    return 1;
+}
+
 int weft__tune_best(const weft__tune_params_t *p, const weft__tune_shape_t *s, int kind,
                     size_t bytes, int even, int flat_only, double *t)
 {
-    size_t n;
-    const weft__coll_algo_t *algos = weft__coll_algos(&n);
+    const weft__algo_t *algos = weft__algos;
     double best_t = 0;
     int best = -1;
 
-    for (size_t i = 0; i < n; i++) {
+    for (int i = 0; i < WEFT__ALGO_COUNT; i++) {
         weft__tune_cost_fn cost;
         double ti;
 
@@ -62,15 +75,14 @@ int weft__tune_best(const weft__tune_params_t *p, const weft__tune_shape_t *s, i
          * several nodes; elsewhere they are the flat one plus phases. */
         if (algos[i].hierarchical && (flat_only || s->nodes < 2 || s->per_node < 2))
             continue;
-        if ((int)algos[i].kind != kind ||
-            !weft__coll_algo_applies(&algos[i], s, even, bytes))
+        if ((int)algos[i].kind != kind || !weft__tune_applies(&algos[i], s, even, bytes))
             continue;
         /* No formula, no automatic choice: it runs only when forced. */
-        if (!(cost = weft__tune_cost_of(algos[i].op_name, algos[i].name)))
+        if (!(cost = weft__tune_cost_of(i)))
             continue;
         ti = cost(p, s, bytes);
         if (best < 0 || ti < best_t) {
-            best = (int)i;
+            best = i;
             best_t = ti;
         }
     }
@@ -87,12 +99,13 @@ void weft__tune_shape_of(const struct weft_comm *comm, weft__tune_shape_t *s)
     s->contiguous = comm->nodes.contiguous;
     s->shared = weft__shared_usable(comm);
     s->stream_from =
-        (double)weft__coll_stream_default(weft__instance_llc_bytes(comm->inst));
+        (double)weft__shared_stream_default(weft__instance_llc_bytes(comm->inst));
 }
 
-void weft__tune_comm_free(struct weft_comm *comm)
+/* comm's destructor (weft__comm_add_destructor): frees the cache. */
+static void cache_free(struct weft_comm *comm, void *arg)
 {
-    free(comm->tune);
+    free(arg);
     comm->tune = NULL;
 }
 
@@ -123,17 +136,17 @@ static void format_bytes(char *buf, size_t cap, size_t bytes)
 static void print_kind(FILE *f, const weft__tune_params_t *p, const weft__tune_shape_t *s,
                        int kind)
 {
-    size_t n;
-    const weft__coll_algo_t *algos = weft__coll_algos(&n);
+    const weft__algo_t *algos = weft__algos;
+    int n = WEFT__ALGO_COUNT;
     char line[512];
     int len, first = -1;
 
     len = snprintf(line, sizeof(line), "%-14s %6s", "", "bytes");
-    for (size_t i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++) {
         if ((int)algos[i].kind != kind)
             continue;
         if (first < 0) {
-            first = (int)i;
+            first = i;
             len = snprintf(line, sizeof(line), "%-14s %6s", algos[i].op_name, "bytes");
         }
         len += snprintf(line + len, sizeof(line) - (size_t)len, " %12s", algos[i].name);
@@ -151,10 +164,10 @@ static void print_kind(FILE *f, const weft__tune_params_t *p, const weft__tune_s
 
         format_bytes(size, sizeof(size), bytes);
         len = snprintf(line, sizeof(line), "%-14s %6s", "", size);
-        for (size_t i = (size_t)first; i < n && (int)algos[i].kind == kind; i++) {
-            weft__tune_cost_fn cost = weft__tune_cost_of(algos[i].op_name, algos[i].name);
+        for (int i = first; i < n && (int)algos[i].kind == kind; i++) {
+            weft__tune_cost_fn cost = weft__tune_cost_of(i);
 
-            if (cost && weft__coll_algo_applies(&algos[i], s, 1, bytes) &&
+            if (cost && weft__tune_applies(&algos[i], s, 1, bytes) &&
                 (!algos[i].hierarchical || (s->nodes > 1 && s->per_node > 1)))
                 len += snprintf(line + len, sizeof(line) - (size_t)len, " %12.1f",
                                 cost(p, s, bytes) * 1e6);
@@ -190,6 +203,10 @@ static struct weft__tune_cache *cache_of(struct weft_comm *comm)
         return tc;
     if (!(tc = malloc(sizeof(*tc))))
         return NULL;
+    if (weft__comm_add_destructor(comm, cache_free, tc) != WEFT_SUCCESS) {
+        free(tc);
+        return NULL;
+    }
     for (int k = 0; k < WEFT__COLL_NKINDS; k++)
         for (int e = 0; e < 2; e++)
             for (int b = 0; b < NBUCKETS; b++)
@@ -199,8 +216,9 @@ static struct weft__tune_cache *cache_of(struct weft_comm *comm)
     /* Every rank holds the same table: its first rank prints it. */
     if (comm->rank == 0 && weft__log_enabled(WEFT__LOG_INFO, WEFT__SUBSYS_TUNING)) {
         WEFT_INFO(TUNING, "communicator of %d ranks (context %u), parameters %s",
-                  comm->size, comm->context_id, weft__tune_source_name(comm->inst->tune_source));
-        weft__tune_print_table(NULL, &comm->inst->tune, &tc->shape);
+                  comm->size, comm->ctx.context_id,
+                  weft__tune_source_name(comm->inst->tune->source));
+        weft__tune_print_table(NULL, &comm->inst->tune->params, &tc->shape);
     }
     return tc;
 }
@@ -216,11 +234,12 @@ int weft__tune_pick(struct weft_comm *comm, int kind, size_t bytes, int even)
         /* Out of memory for the cache: choose uncached, still the same
          * choice as the other ranks. */
         weft__tune_shape_of(comm, &shape);
-        return weft__tune_best(&comm->inst->tune, &shape, kind, bucket_bytes(b), even, 0, NULL);
+        return weft__tune_best(&comm->inst->tune->params, &shape, kind, bucket_bytes(b), even,
+                               0, NULL);
     }
     slot = &tc->pick[kind][even != 0][b];
     if (*slot == NOT_CHOSEN)
-        *slot = (short)weft__tune_best(&comm->inst->tune, &tc->shape, kind, bucket_bytes(b),
-                                       even, 0, NULL);
+        *slot = (short)weft__tune_best(&comm->inst->tune->params, &tc->shape, kind,
+                                       bucket_bytes(b), even, 0, NULL);
     return *slot;
 }

@@ -3,16 +3,18 @@
  * tune.h: the tuner, which chooses a collective's algorithm from a cost
  * model rather than fixed byte thresholds.
  *
- * Every algorithm of tune/select.c's table may have a cost formula
- * (tune/model.c) in the alpha-beta-gamma model: alpha seconds per message
- * step, beta seconds per byte on the link, gamma seconds per byte reduced,
- * with one (alpha, beta) pair for links inside a node and one for links
- * between nodes. The parameters are measured on the running job at init
- * (tune/probe.c), loaded from a file written by weft-bench --tune, or the
- * built-in defaults (tune/params.c); every rank of a job holds identical
- * parameters, so every rank of a communicator predicts the same times and
- * picks the same algorithm. Per communicator the choice is cached per
- * operation and power-of-two size bucket (tune/table.c).
+ * Every algorithm of the registry (coll/algo/registry.h) has a cost
+ * formula (model.c), indexed by its id, in the alpha-beta-gamma model:
+ * alpha seconds per message step, beta seconds per byte on the link,
+ * gamma seconds per byte reduced, with one (alpha, beta) pair for links
+ * inside a node and one for links between nodes. The parameters are
+ * measured on the running job at init (probe.c), loaded from a file
+ * written by weft-bench --tune, or the built-in defaults (params.c);
+ * every rank of a job holds identical parameters, so every rank of a
+ * communicator predicts the same times and picks the same algorithm. Per
+ * communicator the choice is cached per operation and power-of-two size
+ * bucket (table.c). select.c is the one place that sets a collective's
+ * algorithm, WEFT_ALGO's forced choices included.
  */
 #ifndef WEFT_CORE_TUNE_H
 #define WEFT_CORE_TUNE_H
@@ -21,9 +23,9 @@
 #include <stdio.h>
 
 #include "weft.h"
-
-struct weft_comm;
-struct weft__instance;
+#include "core/coll/algo/registry.h"
+#include "core/coll/coll.h"
+#include "core/comm/comm.h"
 
 /* One kind of link: time of a step moving n bytes is alpha + n * beta. */
 typedef struct weft__tune_link {
@@ -42,6 +44,15 @@ typedef enum weft__tune_source {
     WEFT__TUNE_DEFAULTS, WEFT__TUNE_MEASURED, WEFT__TUNE_FILE
 } weft__tune_source_t;
 
+/* The tuner's state of a job (inst->tune), identical on every rank
+ * (weft__tune_agree), set once at init before any communicator runs a
+ * collective. */
+struct weft__tune_job {
+    weft__tune_params_t params;
+    weft__tune_source_t source;
+    double probe_ms;           /* the probe's time at init, 0 if none ran */
+};
+
 /* What a cost formula needs to know of a communicator. */
 typedef struct weft__tune_shape {
     int ranks;          /* communicator size */
@@ -56,15 +67,15 @@ typedef struct weft__tune_shape {
 } weft__tune_shape_t;
 
 /* Predicted seconds of one algorithm for a call moving bytes (as
- * weft__coll_choose counts them for the operation). */
+ * weft__tune_choose counts them for the operation). */
 typedef double (*weft__tune_cost_fn)(const weft__tune_params_t *p,
                                      const weft__tune_shape_t *s, size_t bytes);
 
-/* tune/model.c: the cost formula of an algorithm, by its WEFT_ALGO names;
- * NULL when it has none (such an algorithm only runs when forced). */
-weft__tune_cost_fn weft__tune_cost_of(const char *op_name, const char *algo_name);
+/* model.c: the cost formula of algorithm id; NULL for an id out of range
+ * or without one (a unit test keeps every algorithm's). */
+weft__tune_cost_fn weft__tune_cost_of(int id);
 
-/* tune/params.c */
+/* params.c */
 /* The built-in parameters (WEFT_TUNE=0), close to loopback TCP on one
  * host, which reproduce the former fixed thresholds roughly. */
 void weft__tune_defaults(weft__tune_params_t *p);
@@ -75,21 +86,28 @@ weft_result_t weft__tune_save(const char *path, const weft__tune_params_t *p);
 weft_result_t weft__tune_load(const char *path, weft__tune_params_t *p);
 const char *weft__tune_source_name(weft__tune_source_t src);
 
-/* tune/probe.c: agrees on the parameters of the job on its world
+/* probe.c: agrees on the parameters of the job on its world
  * communicator, as every rank of it must call: rank 0's WEFT_TUNE and
  * WEFT_TUNE_FILE decide between the defaults, the file and a probe (under
- * 100 ms) whose results are the maximum over the ranks. Stores them in the
- * instance. reps_scale > 1 measures longer (weft-bench --tune). */
+ * 100 ms) whose results are the maximum over the ranks. Stores them in
+ * inst->tune (allocated the first time). reps_scale > 1 measures longer
+ * (weft-bench --tune). */
 weft_result_t weft__tune_agree(struct weft_comm *world, int reps_scale);
+/* Frees inst->tune (the instance goes). */
+void weft__tune_fini(weft__instance_t *inst);
 
-/* tune/table.c */
-/* The index in tune/select.c's table (weft__coll_algos) of the algorithm
- * of operation kind (a weft__coll_kind_t) predicted fastest for bytes on a
- * communicator of shape s, among those with a cost formula that apply
- * (even: equal blocks on every rank; flat_only: no node-aware one); its
- * predicted seconds in *t when t is not NULL. -1 when none has a formula.
- * Ties go to the earlier entry, so identical parameters and shapes give
- * identical choices. */
+/* table.c */
+/* Whether algorithm a may run a call of bytes (as weft__tune_choose
+ * counts them) on a communicator of shape s with equal blocks on every
+ * rank (even). */
+int weft__tune_applies(const weft__algo_t *a, const weft__tune_shape_t *s, int even,
+                       size_t bytes);
+/* The id (coll/algo/registry.h) of the algorithm of operation kind (a
+ * weft__coll_kind_t) predicted fastest for bytes on a communicator of
+ * shape s, among those with a cost formula that apply (even: equal blocks
+ * on every rank; flat_only: no node-aware one); its predicted seconds in
+ * *t when t is not NULL. -1 when none has a formula. Ties go to the lower
+ * id, so identical parameters and shapes give identical choices. */
 int weft__tune_best(const weft__tune_params_t *p, const weft__tune_shape_t *s, int kind,
                     size_t bytes, int even, int flat_only, double *t);
 /* weft__tune_best for a call on comm with its job's parameters, cached
@@ -103,12 +121,24 @@ int weft__tune_pick(struct weft_comm *comm, int kind, size_t bytes, int even);
 int weft__tune_bucket(size_t bytes);
 /* The shape of comm. */
 void weft__tune_shape_of(const struct weft_comm *comm, weft__tune_shape_t *s);
-/* The per-communicator cache, freed with it. */
-void weft__tune_comm_free(struct weft_comm *comm);
 /* Prints the predicted times of every operation, size bucket and
  * algorithm for this shape, and the choices, to f (or to the TUNING log
  * when f is NULL). */
 void weft__tune_print_table(FILE *f, const weft__tune_params_t *p,
                             const weft__tune_shape_t *s);
+
+/* select.c: the one place that sets a collective's algorithm. */
+/* Chooses and sets the algorithm of a collective of kind moving bytes per
+ * rank: WEFT_ALGO's choice where it applies, else the tuner's, else the
+ * operation's default; even: every rank's block has the same size, at
+ * rank-order displacements, and every rank knows it (the even forms of
+ * the rooted and all-to-all calls). For kinds without a choice it does
+ * nothing. A node-aware allreduce also gets the flat algorithm the tuner
+ * predicts fastest between the nodes' leaders (c->leaders_algo). */
+void weft__tune_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind, size_t bytes,
+                       int even);
+/* Parses WEFT_ALGO (NULL: none); WEFT_ERR_INVALID_ARG names what is wrong
+ * and lists the valid choices. */
+weft_result_t weft__tune_algo_parse(const char *spec);
 
 #endif /* WEFT_CORE_TUNE_H */

@@ -1,18 +1,20 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# conf-algos.sh: fails when core/tune/select.c has an algorithm that the
-# conformance specs do not force, so that a new algorithm cannot go
-# untested. Every "op:name" of the algorithm table must appear in the
+# conf-algos.sh: fails when core/coll/algo/registry.c has an algorithm
+# that the conformance specs do not force, so that a new algorithm cannot
+# go untested. Every "op:name" of the algorithm table must appear in the
 # WEFT_ALGO of a spec of make check (tests/mp/conf-algo-*.mp) and, in the
 # long sweep (tests/mp/conf-long-*.mp), at each of 3, 4, 5 and 8 ranks.
 # Each must also be a name that WEFT_ALGO accepts, which the specs check
 # by running.
 #
-# The table rows look like
-#   { WEFT__COLL_ALLREDUCE, "allreduce", "ring", weft__allreduce_ring, 0 },
+# The table's entries look like
+#   [WEFT__ALGO_ALLREDUCE_RING] =
+#       { WEFT__COLL_ALLREDUCE, "allreduce", "ring",
+#         weft__allreduce_ring, 0, 0 },
 
 srcdir=${abs_top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-table=$srcdir/core/tune/select.c
+table=$srcdir/core/coll/algo/registry.c
 specs=$srcdir/tests/mp
 long_ranks="3 4 5 8"
 
@@ -51,7 +53,7 @@ for a in $algos; do
         fi
     done
     if [ "$found" -eq 0 ]; then
-        echo "FAIL: algorithm $a of core/tune/select.c is forced by no tests/mp/conf-algo-*.mp spec"
+        echo "FAIL: algorithm $a of core/coll/algo/registry.c is forced by no tests/mp/conf-algo-*.mp spec"
         missing=$((missing + 1))
     fi
     for n in $long_ranks; do
@@ -75,5 +77,5 @@ if [ "$missing" -ne 0 ]; then
     echo "conf-algos.sh: add the algorithm(s) to the WEFT_ALGO of the conformance specs"
     exit 1
 fi
-echo "conf-algos.sh: all $count algorithms of core/tune/select.c are forced by the specs"
+echo "conf-algos.sh: all $count algorithms of core/coll/algo/registry.c are forced by the specs"
 exit 0

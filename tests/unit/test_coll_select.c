@@ -19,19 +19,21 @@
 
 #include <cmocka.h>
 
-#include "core/coll/coll.h"
-#include "core/comm/comm.h"
 #include "core/base/error.h"
-#include "core/progress/instance.h"
+#include "core/coll/algo/algo.h"
+#include "core/coll/shared/shared.h"
+#include "core/init/instance.h"
+#include "core/progress/progress.h"
 #include "core/tune/tune.h"
+#include "tests/unit/fake_comm.h"
 
 static void accepts_valid_choices(void **state)
 {
     (void)state;
-    assert_int_equal(weft__coll_algo_parse(NULL), WEFT_SUCCESS);
-    assert_int_equal(weft__coll_algo_parse(""), WEFT_SUCCESS);
-    assert_int_equal(weft__coll_algo_parse("allreduce:ring"), WEFT_SUCCESS);
-    assert_int_equal(weft__coll_algo_parse("allreduce:rd,allreduce:rabenseifner,allreduce:hier,bcast:binomial,reduce:hier,alltoall:scattered,"
+    assert_int_equal(weft__tune_algo_parse(NULL), WEFT_SUCCESS);
+    assert_int_equal(weft__tune_algo_parse(""), WEFT_SUCCESS);
+    assert_int_equal(weft__tune_algo_parse("allreduce:ring"), WEFT_SUCCESS);
+    assert_int_equal(weft__tune_algo_parse("allreduce:rd,allreduce:rabenseifner,allreduce:hier,bcast:binomial,reduce:hier,alltoall:scattered,"
                                            "allgather:ring,barrier:dissemination"),
                      WEFT_SUCCESS);
 }
@@ -39,20 +41,20 @@ static void accepts_valid_choices(void **state)
 static void accepts_every_algorithm(void **state)
 {
     (void)state;
-    assert_int_equal(weft__coll_algo_parse("allreduce:tree,bcast:chain,reduce:ring_gather,"
+    assert_int_equal(weft__tune_algo_parse("allreduce:tree,bcast:chain,reduce:ring_gather,"
                                            "allgather:rd,reduce_scatter:pairwise,alltoall:bruck,"
                                            "gather:binomial,scatter:binomial,scan:rd,exscan:rd"),
                      WEFT_SUCCESS);
-    assert_int_equal(weft__coll_algo_parse("allreduce:dbtree,bcast:scatter_allgather,"
+    assert_int_equal(weft__tune_algo_parse("allreduce:dbtree,bcast:scatter_allgather,"
                                            "gather:linear,scatter:linear"), WEFT_SUCCESS);
-    assert_int_equal(weft__coll_algo_parse("allreduce:direct"), WEFT_SUCCESS);
+    assert_int_equal(weft__tune_algo_parse("allreduce:direct"), WEFT_SUCCESS);
     /* The listing names every choice, in the table's order. */
-    assert_int_equal(weft__coll_algo_parse("allreduce:x"), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft__tune_algo_parse("allreduce:x"), WEFT_ERR_INVALID_ARG);
     assert_non_null(strstr(weft__get_error(), "ring, rd, rabenseifner, hier, tree, dbtree, "
                                               "direct"));
-    assert_int_equal(weft__coll_algo_parse("bcast:x"), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft__tune_algo_parse("bcast:x"), WEFT_ERR_INVALID_ARG);
     assert_non_null(strstr(weft__get_error(), "binomial, hier, chain, scatter_allgather"));
-    assert_int_equal(weft__coll_algo_parse("gather:x"), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft__tune_algo_parse("gather:x"), WEFT_ERR_INVALID_ARG);
     assert_non_null(strstr(weft__get_error(), "linear, binomial"));
 }
 
@@ -71,21 +73,19 @@ static weft__coll_step_fn step_of(void (*set)(weft__coll_t *c))
 static weft__coll_step_fn chosen(const char *spec, weft__coll_kind_t kind, size_t bytes, int even)
 {
     static weft__instance_t inst;
+    static struct weft__tune_job job;
+    const weft__tune_shape_t one_node = { 4, 1, 4, 1 };
     struct weft_comm comm;
     weft__coll_t c;
 
     /* The built-in tuning parameters, as with WEFT_TUNE=0. */
-    weft__tune_defaults(&inst.tune);
-    memset(&comm, 0, sizeof(comm));
-    comm.inst = &inst;
-    comm.size = 4;
-    comm.nodes.nnodes = 1;
-    comm.nodes.max_per_node = 4;
-    comm.nodes.contiguous = 1;
+    weft__tune_defaults(&job.params);
+    inst.tune = &job;
+    fake_comm(&comm, &inst, &one_node);
     memset(&c, 0, sizeof(c));
-    assert_int_equal(weft__coll_algo_parse(spec), WEFT_SUCCESS);
-    weft__coll_choose(&c, &comm, kind, bytes, even);
-    weft__tune_comm_free(&comm);
+    assert_int_equal(weft__tune_algo_parse(spec), WEFT_SUCCESS);
+    weft__tune_choose(&c, &comm, kind, bytes, even);
+    fake_comm_free(&comm);
     if (c.ctx_free)
         c.ctx_free(c.ctx);
     return c.step;
@@ -134,17 +134,17 @@ static void forced_algorithms_fall_back_where_they_cannot(void **state)
 static void rejects_unknown_algorithm(void **state)
 {
     (void)state;
-    assert_int_equal(weft__coll_algo_parse("allreduce:ring,bcast:tre"), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft__tune_algo_parse("allreduce:ring,bcast:tre"), WEFT_ERR_INVALID_ARG);
     assert_non_null(strstr(weft__get_error(), "'tre'"));
     assert_non_null(strstr(weft__get_error(), "binomial, hier"));
-    assert_int_equal(weft__coll_algo_parse("allreduce"), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft__tune_algo_parse("allreduce"), WEFT_ERR_INVALID_ARG);
     assert_non_null(strstr(weft__get_error(), "ring, rd, rabenseifner, hier"));
 }
 
 static void rejects_unknown_operation(void **state)
 {
     (void)state;
-    assert_int_equal(weft__coll_algo_parse("allreduse:ring"), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft__tune_algo_parse("allreduse:ring"), WEFT_ERR_INVALID_ARG);
     assert_non_null(strstr(weft__get_error(), "'allreduse'"));
     assert_non_null(strstr(weft__get_error(), "allreduce"));
     assert_non_null(strstr(weft__get_error(), "barrier"));
@@ -157,7 +157,7 @@ static void rejects_overlong_spec(void **state)
     (void)state;
     memset(spec, 'a', sizeof(spec) - 1);
     spec[sizeof(spec) - 1] = '\0';
-    assert_int_equal(weft__coll_algo_parse(spec), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft__tune_algo_parse(spec), WEFT_ERR_INVALID_ARG);
 }
 
 static const char *const settings[] = { "WEFT_COLL_CHUNK", "WEFT_ALLTOALL_THROTTLE",
@@ -173,23 +173,23 @@ static void settings_take_their_values(void **state)
 {
     (void)state;
     unset_settings();
-    assert_int_equal(weft__coll_settings_parse(), WEFT_SUCCESS);
-    assert_int_equal(weft__coll_spin_us(), -1);
-    assert_int_equal(weft__coll_stream_threshold(8u << 20), 8u << 20);
-    assert_int_equal(weft__coll_stream_threshold(0), 32u << 20);
+    assert_int_equal(weft__settings_parse(), WEFT_SUCCESS);
+    assert_int_equal(weft__progress_spin_us(), -1);
+    assert_int_equal(weft__shared_stream_threshold(8u << 20), 8u << 20);
+    assert_int_equal(weft__shared_stream_threshold(0), 32u << 20);
     setenv("WEFT_COLL_CHUNK", "65536", 1);
     setenv("WEFT_ALLTOALL_THROTTLE", "0", 1);
     setenv("WEFT_STREAM_THRESHOLD", "0", 1);
     setenv("WEFT_SPIN_US", "250", 1);
-    assert_int_equal(weft__coll_settings_parse(), WEFT_SUCCESS);
-    assert_int_equal(weft__coll_chunk_bytes(), 65536);
-    assert_int_equal(weft__coll_alltoall_window(), 0);
-    assert_int_equal(weft__coll_stream_threshold(8u << 20), 0);
-    assert_int_equal(weft__coll_spin_us(), 250);
+    assert_int_equal(weft__settings_parse(), WEFT_SUCCESS);
+    assert_int_equal(weft__algo_chunk_bytes(), 65536);
+    assert_int_equal(weft__algo_alltoall_window(), 0);
+    assert_int_equal(weft__shared_stream_threshold(8u << 20), 0);
+    assert_int_equal(weft__progress_spin_us(), 250);
     unset_settings();
-    assert_int_equal(weft__coll_settings_parse(), WEFT_SUCCESS);
-    assert_int_equal(weft__coll_spin_us(), -1);
-    assert_int_equal(weft__coll_chunk_bytes(), 256 * 1024);
+    assert_int_equal(weft__settings_parse(), WEFT_SUCCESS);
+    assert_int_equal(weft__progress_spin_us(), -1);
+    assert_int_equal(weft__algo_chunk_bytes(), 256 * 1024);
 }
 
 static void settings_refuse_what_is_not_a_number_in_range(void **state)
@@ -201,16 +201,16 @@ static void settings_refuse_what_is_not_a_number_in_range(void **state)
         for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
             unset_settings();
             setenv(settings[i], bad[b], 1);
-            assert_int_equal(weft__coll_settings_parse(), WEFT_ERR_INVALID_ARG);
+            assert_int_equal(weft__settings_parse(), WEFT_ERR_INVALID_ARG);
             assert_non_null(strstr(weft__get_error(), settings[i]));
         }
     unset_settings();
     setenv("WEFT_SPIN_US", "1000001", 1);
-    assert_int_equal(weft__coll_settings_parse(), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft__settings_parse(), WEFT_ERR_INVALID_ARG);
     setenv("WEFT_SPIN_US", "1000000", 1);
-    assert_int_equal(weft__coll_settings_parse(), WEFT_SUCCESS);
+    assert_int_equal(weft__settings_parse(), WEFT_SUCCESS);
     unset_settings();
-    assert_int_equal(weft__coll_settings_parse(), WEFT_SUCCESS);
+    assert_int_equal(weft__settings_parse(), WEFT_SUCCESS);
 }
 
 int main(void)

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "core/coll/coll.h"
+#include "core/coll/algo/algo.h"
 
 #define MAX_RANKS 70
 

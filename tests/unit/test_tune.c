@@ -23,11 +23,11 @@
 
 #include <cmocka.h>
 
-#include "core/coll/coll.h"
-#include "core/comm/comm.h"
 #include "core/base/error.h"
-#include "core/coll/shared/segment.h"
+#include "core/coll/algo/registry.h"
+#include "core/coll/shared/shared.h"
 #include "core/tune/tune.h"
+#include "tests/unit/fake_comm.h"
 
 /* Shapes: one node, contiguous pow2 nodes, nodes interleaved round-robin,
  * nodes of 6 ranks, one rank a node, odd counts. */
@@ -51,29 +51,24 @@ static void textbook(weft__tune_params_t *p)
 static const char *best_name(const weft__tune_params_t *p, const weft__tune_shape_t *s,
                              weft__coll_kind_t kind, size_t bytes)
 {
-    size_t n;
-    const weft__coll_algo_t *algos = weft__coll_algos(&n);
     int i = weft__tune_best(p, s, (int)kind, bytes, 1, 0, NULL);
 
-    assert_true(i >= 0 && (size_t)i < n);
-    return algos[i].name;
+    assert_true(i >= 0 && i < WEFT__ALGO_COUNT);
+    return weft__algos[i].name;
 }
 
 static void cost_grows_with_bytes(void **state)
 {
     weft__tune_params_t params[2];
-    size_t n, modelled = 0;
-    const weft__coll_algo_t *algos = weft__coll_algos(&n);
+    const weft__algo_t *algos = weft__algos;
 
     (void)state;
     weft__tune_defaults(&params[0]);
     textbook(&params[1]);
-    for (size_t i = 0; i < n; i++) {
-        weft__tune_cost_fn cost = weft__tune_cost_of(algos[i].op_name, algos[i].name);
+    for (int i = 0; i < WEFT__ALGO_COUNT; i++) {
+        weft__tune_cost_fn cost = weft__tune_cost_of(i);
 
-        if (!cost)
-            continue;
-        modelled++;
+        assert_non_null(cost);
         for (size_t pi = 0; pi < 2; pi++)
             for (size_t s = 0; s < NSHAPES; s++) {
                 double prev = cost(&params[pi], &shapes[s], 0);
@@ -90,8 +85,38 @@ static void cost_grows_with_bytes(void **state)
                 }
             }
     }
-    /* Every algorithm of today's table has a model. */
-    assert_int_equal(modelled, n);
+}
+
+/* The registry and the cost models are joined by id: every id has an
+ * entry (an operation, names, a setter) and a model, and no two entries
+ * share their WEFT_ALGO names. An algorithm added without its model, or a
+ * model whose algorithm is gone (its id then names an empty entry), fails
+ * here. */
+static void every_algorithm_has_an_entry_and_a_model(void **state)
+{
+    const weft__algo_t *algos = weft__algos;
+
+    (void)state;
+    assert_null(weft__tune_cost_of(-1));
+    assert_null(weft__tune_cost_of(WEFT__ALGO_COUNT));
+    for (int i = 0; i < WEFT__ALGO_COUNT; i++) {
+        if (!algos[i].set || !algos[i].op_name || !algos[i].name)
+            fail_msg("algorithm id %d has no registry entry", i);
+        if (!weft__tune_cost_of(i))
+            fail_msg("algorithm %s:%s (id %d) has no cost model", algos[i].op_name,
+                     algos[i].name, i);
+        assert_true((unsigned)algos[i].kind < WEFT__COLL_NKINDS);
+        /* An operation's ids are consecutive, as WEFT_ALGO's messages
+         * and the tuner's table list them. */
+        if (i > 0 && algos[i].kind != algos[i - 1].kind)
+            for (int j = 0; j < i - 1; j++)
+                assert_true(algos[j].kind != algos[i].kind);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(algos[i].op_name, algos[j].op_name) &&
+                !strcmp(algos[i].name, algos[j].name))
+                fail_msg("ids %d and %d are both %s:%s", j, i, algos[i].op_name,
+                         algos[i].name);
+    }
 }
 
 /* Bruck's and recursive doubling's allgathers both take ceil(log2 p) steps. */
@@ -180,13 +205,15 @@ static void streamed_outputs_favour_the_pipelined_segment(void **state)
     weft__tune_params_t p;
     const weft__tune_shape_t plain = { 2, 1, 2, 1, 1 },
                              streams = { 2, 1, 2, 1, 1, (double)(32 << 20) + 1 };
-    const char *ops[] = { "allreduce", "allgather", "alltoall" };
+    const int ops[] = { WEFT__ALGO_ALLREDUCE_SHARED_PIPELINED,
+                        WEFT__ALGO_ALLGATHER_SHARED_PIPELINED,
+                        WEFT__ALGO_ALLTOALL_SHARED_PIPELINED };
     size_t big = (size_t)64 << 20, small = (size_t)4 << 20;
 
     (void)state;
     textbook(&p);
     for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
-        const weft__tune_cost_fn f = weft__tune_cost_of(ops[k], "shared_pipelined");
+        const weft__tune_cost_fn f = weft__tune_cost_of(ops[k]);
 
         assert_non_null(f);
 
@@ -246,8 +273,7 @@ static void bruck_and_node_aware_allgather_need_even_blocks(void **state)
 {
     weft__tune_params_t p;
     const weft__tune_shape_t one_node = { 8, 1, 8, 1 }, nodes = { 16, 4, 4, 1 };
-    size_t n;
-    const weft__coll_algo_t *algos = weft__coll_algos(&n);
+    const weft__algo_t *algos = weft__algos;
     int i;
 
     (void)state;
@@ -265,28 +291,20 @@ static void bruck_and_node_aware_allgather_need_even_blocks(void **state)
     assert_string_equal(algos[i].name, "linear");
 }
 
-/* A communicator as weft__tune_pick sees it: size, node map, instance. */
-static void fake_comm(struct weft_comm *c, weft__instance_t *inst, const weft__tune_shape_t *s)
-{
-    memset(c, 0, sizeof(*c));
-    c->inst = inst;
-    c->size = s->ranks;
-    c->nodes.nnodes = s->nodes;
-    c->nodes.max_per_node = s->per_node;
-    c->nodes.contiguous = s->contiguous;
-}
-
 static void identical_parameters_identical_choices(void **state)
 {
     weft__instance_t *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+    struct weft__tune_job ja = { 0 }, jb = { 0 };
     struct weft_comm ca, cb;
 
     (void)state;
     assert_non_null(a);
     assert_non_null(b);
-    weft__tune_defaults(&a->tune);
-    a->tune.inter.alpha = 7.25e-6; /* not the defaults: a measured set */
-    memcpy(&b->tune, &a->tune, sizeof(a->tune));
+    a->tune = &ja;
+    b->tune = &jb;
+    weft__tune_defaults(&ja.params);
+    ja.params.inter.alpha = 7.25e-6; /* not the defaults: a measured set */
+    memcpy(&jb.params, &ja.params, sizeof(ja.params));
     for (size_t s = 0; s < NSHAPES; s++) {
         weft__tune_shape_t seen;
 
@@ -307,12 +325,14 @@ static void identical_parameters_identical_choices(void **state)
                     assert_int_equal(pa, weft__tune_pick(&ca, k, bytes, even));
                     assert_int_equal(pa, weft__tune_pick(&cb, k, bytes, even));
                     /* The bucket's choice is the one predicted for its top. */
-                    assert_int_equal(pa, weft__tune_best(&a->tune, &seen, k,
+                    assert_int_equal(pa, weft__tune_best(&ja.params, &seen, k,
                                                          (size_t)1 << weft__tune_bucket(bytes),
                                                          even, 0, NULL));
                 }
-        weft__tune_comm_free(&ca);
-        weft__tune_comm_free(&cb);
+        /* The cache goes with the communicator. */
+        assert_non_null(ca.tune);
+        fake_comm_free(&ca);
+        fake_comm_free(&cb);
         assert_null(ca.tune);
     }
     free(a);
@@ -449,6 +469,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cost_grows_with_bytes),
+        cmocka_unit_test(every_algorithm_has_an_entry_and_a_model),
         cmocka_unit_test(tiny_messages_take_log_steps),
         cmocka_unit_test(small_on_one_node_take_the_shared_segment),
         cmocka_unit_test(large_on_one_node_take_the_pipelined_segment),

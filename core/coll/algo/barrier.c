@@ -4,7 +4,7 @@
  */
 #include "config.h"
 
-#include "core/coll/coll.h"
+#include "core/coll/algo/algo.h"
 
 /* Round k: tell rank + 2^k, hear from rank - 2^k; after ceil(log2 n)
  * rounds every rank has heard, transitively, from every other. */

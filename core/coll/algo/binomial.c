@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/coll/coll.h"
+#include "core/coll/algo/algo.h"
 #include "core/base/error.h"
 
 #define BINOMIAL_MAX_CHILDREN 32

@@ -3,7 +3,7 @@
  * chain.c: the pipelined chain broadcast.
  *
  * Ranks in order from the root pass the buffer down a line in chunks
- * (weft__coll_chunk_bytes): in round r a rank takes chunk r from the rank
+ * (weft__algo_chunk_bytes): in round r a rank takes chunk r from the rank
  * before it while it passes chunk r - 1 to the one after, so every link
  * works at once and the broadcast costs about one buffer's transfer plus
  * one chunk per rank, each rank sending the buffer once: for large buffers
@@ -13,14 +13,14 @@
 
 #include <stddef.h>
 
-#include "core/coll/coll.h"
+#include "core/coll/algo/algo.h"
 #include "core/base/error.h"
 
 /* Round r = phase: receive chunk r, send chunk r - 1 (the root: chunk r). */
 static weft_result_t chain_step(weft__coll_t *c, int *done)
 {
     int n = c->gsize, vr = (c->grank - c->root + n) % n, nops = 0;
-    size_t bytes = c->count * c->esize, chunk = weft__coll_chunk_bytes(), nchunks, r, sending;
+    size_t bytes = c->count * c->esize, chunk = weft__algo_chunk_bytes(), nchunks, r, sending;
     weft_p2p_op_t ops[2];
 
     if (n == 1 || !bytes) {

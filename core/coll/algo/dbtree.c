@@ -18,7 +18,7 @@
  *
  * Each tree is a lane (its own tag stream, coll.c), so the two can share a
  * pair of ranks. Both trees move their halves in chunks
- * (weft__coll_chunk_bytes) in one schedule of rounds that every rank counts
+ * (weft__algo_chunk_bytes) in one schedule of rounds that every rank counts
  * alike, and every message is sent in the round its receiver expects it or
  * earlier: then no round can wait on a later one elsewhere, although each
  * rank's rounds mix the two trees (round by round per tree, a rank waiting
@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/coll/coll.h"
+#include "core/coll/algo/algo.h"
 #include "core/base/error.h"
 #include "core/dt/reduce.h"
 
@@ -160,7 +160,7 @@ static weft_result_t setup(weft__coll_t *c, int nlanes, treeall_t **out)
     t->lane[0].len = nlanes == 2 ? half : bytes;
     t->lane[1].off = t->lane[0].len;
     t->lane[1].len = bytes - t->lane[0].len;
-    t->chunk = weft__coll_chunk_bytes();
+    t->chunk = weft__algo_chunk_bytes();
     if (t->chunk > t->lane[nlanes - 1].len)
         t->chunk = t->lane[nlanes - 1].len; /* the larger lane */
     t->chunk -= t->chunk % c->esize;

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/coll/coll.h"
+#include "core/coll/algo/algo.h"
 #include "core/base/error.h"
 #include "core/dt/reduce.h"
 

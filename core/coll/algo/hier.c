@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/coll/coll.h"
+#include "core/coll/algo/algo.h"
 #include "core/base/error.h"
 #include "core/dt/reduce.h"
 
@@ -140,8 +140,12 @@ static weft_result_t allreduce_step(weft__coll_t *c, int *done)
         if (is_rep(c, h)) {
             k = weft__coll_new(WEFT_IN_PLACE, c->recvbuf, c->count, c->esize, c->dt,
                                phase_op(c), 0);
-            if (k)
-                weft__allreduce_flat(k, c->comm, c->count * c->esize);
+            /* Between the leaders, the flat algorithm the tuner chose
+             * for them when it chose this one. */
+            if (k && c->leaders_algo)
+                c->leaders_algo(k);
+            else if (k)
+                weft__allreduce_ring(k);
             return on_reps(c, h, k);
         }
         /* Non-leaders go straight on to wait for the broadcast. */

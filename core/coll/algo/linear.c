@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/coll/coll.h"
+#include "core/coll/algo/algo.h"
 #include "core/base/error.h"
 
 /* Posts ops and frees them; with none (a single rank) the collective is
@@ -226,7 +226,7 @@ void weft__alltoallv_pairwise(weft__coll_t *c)
  * the default window, without flooding a large job. */
 static weft_result_t alltoall_scattered_step(weft__coll_t *c, int *done)
 {
-    int n = c->gsize, w = weft__coll_alltoall_window(), nops = 0;
+    int n = c->gsize, w = weft__algo_alltoall_window(), nops = 0;
     weft_p2p_op_t *ops = c->ctx;
     weft_result_t rc;
 

@@ -7,7 +7,7 @@
  * receives block r-s-2 from r-1, which it reduces with its own input of
  * that block; after n-1 steps it holds block r reduced over every rank.
  * Every rank sends and receives (n-1)/n of the buffer, the bandwidth
- * optimum. Blocks move in chunks (weft__coll_chunk_bytes): the round that
+ * optimum. Blocks move in chunks (weft__algo_chunk_bytes): the round that
  * receives chunk j+1 is posted before chunk j is reduced, so the
  * reduction overlaps the neighbour's transfer.
  *
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/coll/coll.h"
+#include "core/coll/algo/algo.h"
 #include "core/base/error.h"
 #include "core/dt/reduce.h"
 
@@ -165,7 +165,7 @@ static weft_result_t ring_new(weft__coll_t *c, const size_t *off, const size_t *
                               const char *in, int in_recvbuf, ring_t **out)
 {
     int n = c->gsize;
-    size_t chunk_bytes = weft__coll_chunk_bytes(), largest = 0;
+    size_t chunk_bytes = weft__algo_chunk_bytes(), largest = 0;
     ring_t *g = weft__coll_alloc(c, sizeof(*g));
 
     if (!g)

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/coll/coll.h"
+#include "core/coll/algo/algo.h"
 #include "core/base/error.h"
 #include "core/dt/reduce.h"
 
@@ -107,7 +107,7 @@ static weft_result_t scan_step(weft__coll_t *c, int *done)
     return WEFT_SUCCESS;
 }
 
-void weft__scan_recursive_doubling(weft__coll_t *c, int exclusive)
+static void scan_recursive_doubling(weft__coll_t *c, int exclusive)
 {
     scan_t *sc = calloc(1, sizeof(*sc));
 
@@ -121,10 +121,10 @@ void weft__scan_recursive_doubling(weft__coll_t *c, int exclusive)
 
 void weft__scan_rd(weft__coll_t *c)
 {
-    weft__scan_recursive_doubling(c, 0);
+    scan_recursive_doubling(c, 0);
 }
 
 void weft__exscan_rd(weft__coll_t *c)
 {
-    weft__scan_recursive_doubling(c, 1);
+    scan_recursive_doubling(c, 1);
 }

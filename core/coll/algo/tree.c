@@ -7,7 +7,7 @@
  * that bit (the root: below the smallest power of two >= n), largest
  * subtree first. Depth is ceil(log2 n).
  *
- * Large buffers move in chunks (weft__coll_chunk_bytes): in round r a rank
+ * Large buffers move in chunks (weft__algo_chunk_bytes): in round r a rank
  * takes chunk r from one side of the tree while it passes an earlier chunk
  * on to the other, so all levels of the tree work at once and a large
  * broadcast or reduce costs about one buffer's transfer time plus one chunk
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/coll/coll.h"
+#include "core/coll/algo/algo.h"
 #include "core/base/error.h"
 #include "core/dt/reduce.h"
 
@@ -61,7 +61,7 @@ static weft_result_t tree_new(weft__coll_t *c, size_t bytes, tree_t **out)
     for (int m = low >> 1; m > 0; m >>= 1)
         if (vr + m < n)
             t->children[t->nchildren++] = (vr + m + root) % n;
-    t->chunk = weft__coll_chunk_bytes();
+    t->chunk = weft__algo_chunk_bytes();
     if (t->chunk > bytes)
         t->chunk = bytes;
     t->chunk -= t->chunk % c->esize; /* reductions need whole elements */

@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "core/coll/coll.h"
-#include "core/coll/shared/shared.h"
+#include "core/coll/shared/shared_impl.h"
 #include "core/dt/copy_stream.h"
 #include "core/base/error.h"
 #include "core/progress/instance.h"
@@ -434,7 +434,7 @@ static int stream_output(const weft__coll_t *c)
     if (c->sendbuf == WEFT_IN_PLACE && (op == &op_allreduce || op == &op_alltoall))
         return 0;
     return weft__copy_stream_worth(op->output(c) * c->esize, c->comm->size,
-                                   weft__coll_stream_threshold(
+                                   weft__shared_stream_threshold(
                                        weft__instance_llc_bytes(c->comm->inst)));
 }
 
@@ -494,7 +494,7 @@ static weft_result_t pipe_step(weft__coll_t *c, int *done)
         else
             gather_read(c, s, t, q, j);
         c->phase = WRITE;
-        __atomic_add_fetch(&c->comm->inst->shared_moves, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&c->comm->inst->moves, 1, __ATOMIC_RELAXED);
     }
     weft__coll_shared_finish(c, done);
     return WEFT_SUCCESS;

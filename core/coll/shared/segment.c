@@ -23,11 +23,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/comm/comm.h"
-#include "core/progress/doorbell.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
 #include "core/coll/shared/segment.h"
+#include "core/comm/comm.h"
+#include "core/progress/doorbell.h"
 
 _Static_assert(sizeof(weft__shared_ctrl_t) == 64, "a control line is one cache line");
 _Static_assert(sizeof(weft__shared_cell_t) == 64, "a cell is one cache line");
@@ -40,7 +40,7 @@ typedef struct shared_header {
 
 int weft__shared_usable(const struct weft_comm *comm)
 {
-    const weft__plugin_t *pl = comm->single_plugin;
+    const weft__plugin_t *pl = comm->ctx.single_plugin;
 
     return comm->size >= 2 && comm->nodes.nnodes == 1 && pl &&
            (pl->needs & WEFT_TRANSPORT_NEED_LOCAL_PEER);
@@ -58,8 +58,8 @@ static weft_result_t map_segment(struct weft_comm *comm, const char *kind, size_
     void *base = MAP_FAILED;
     int fd, err = 0;
 
-    snprintf(name, sizeof(name), "/weft-%s-%s-%u-%d", comm->inst->job_id, kind,
-             comm->context_id, comm->world_ranks[0]);
+    snprintf(name, sizeof(name), "/weft-%s-%s-%u-%d", comm->inst->wire.job_id, kind,
+             comm->ctx.context_id, comm->world_ranks[0]);
     fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0 || ftruncate(fd, (off_t)len) < 0)
         err = errno;
@@ -82,6 +82,18 @@ static weft_result_t map_segment(struct weft_comm *comm, const char *kind, size_
         shm_unlink(name);
     *out = base;
     return WEFT_SUCCESS;
+}
+
+/* comm's destructor (weft__comm_add_destructor): unmaps the segments. */
+static void shared_detach(struct weft_comm *comm, void *arg)
+{
+    weft__shared_t *s = arg;
+
+    if (s->chunks)
+        munmap(s->chunks - sizeof(shared_header_t), s->chunks_len);
+    munmap(s->base, s->len);
+    free(s);
+    comm->shared = NULL;
 }
 
 weft_result_t weft__shared_attach(struct weft_comm *comm)
@@ -111,6 +123,11 @@ weft_result_t weft__shared_attach(struct weft_comm *comm)
     s->ctrl = (weft__shared_ctrl_t *)((unsigned char *)base + sizeof(shared_header_t));
     s->cells = (weft__shared_cell_t *)(s->ctrl + n);
     s->data = (unsigned char *)(s->cells + (size_t)n * WEFT__SHARED_DEPTH);
+    if ((rc = weft__comm_add_destructor(comm, shared_detach, s)) != WEFT_SUCCESS) {
+        munmap(base, len);
+        free(s);
+        return rc;
+    }
     comm->shared = s;
     return WEFT_SUCCESS;
 }
@@ -133,18 +150,6 @@ weft_result_t weft__shared_attach_chunks(struct weft_comm *comm)
     return WEFT_SUCCESS;
 }
 
-void weft__shared_detach(struct weft_comm *comm)
-{
-    weft__shared_t *s = comm->shared;
-
-    if (!s)
-        return;
-    if (s->chunks)
-        munmap(s->chunks - sizeof(shared_header_t), s->chunks_len);
-    munmap(s->base, s->len);
-    free(s);
-    comm->shared = NULL;
-}
 
 /* Whether every rank has published gen; the first that has not in
  * *late. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * segment.h: a communicator's node-shared segment, through which the
- * "shared" collectives (coll/shared/small.c) move small payloads.
+ * "shared" collectives (small.c, pipelined.c) move their payloads.
+ * Only coll/shared includes it (core/LAYERS).
  *
  * Every rank of a communicator that lives on one node maps the same
  * segment. A rank runs its shared collectives as numbered generations
@@ -39,8 +40,8 @@
  * rank's doorbell among the descriptors (doorbell.c). A sleeper sets its
  * sleeping flag first; a rank that publishes rings every sleeper.
  *
- * The shared algorithms (coll/shared/small.c, coll/shared/pipelined.c) are the one
- * place where an algorithm touches shared memory rather than going
+ * The shared algorithms (small.c, pipelined.c) are the one place where
+ * an algorithm touches shared memory rather than going
  * through a transport: an 8-byte allreduce through the message path
  * costs twenty-odd steps of requests, matching and completions on every
  * rank, where the segment needs a copy and a store; and a large one
@@ -55,30 +56,14 @@
 #include <stdint.h>
 
 #include "weft.h"
+#include "core/coll/shared/shared.h"
 
 struct weft_comm;
 
-/* Payload bytes one rank may publish per generation (the whole vector of
- * an allreduce or a reduce-scatter, the whole send buffer of an
- * all-to-all): large enough for the latency-bound sizes, small enough
- * that a segment of 64 ranks is 1 MiB. */
-#define WEFT__SHARED_SLOT 8192
 /* Payload bytes that fit in a cell. */
 #define WEFT__SHARED_INLINE 56
 /* Cells per rank: how far a rank may run ahead of the slowest. */
 #define WEFT__SHARED_DEPTH 16
-/* A chunk slot is WEFT__SHARED_CHUNK bytes, or less where the ranks are
- * so many that the slots of one parity would pass WEFT__SHARED_PIPE_ROOM
- * (a segment of 2 x 8 MiB per communicator that runs pipelined
- * collectives, whatever its size). Large, because a step's data crosses
- * between cores faster once it left the writer's private cache: two
- * ranks trading 1 MiB in lockstep steps of 64 KiB took 185 us on the
- * development machine (1 MiB of L2 per core), in steps of 1 MiB 45 us. */
-#define WEFT__SHARED_CHUNK (1024 * 1024)
-#define WEFT__SHARED_PIPE_ROOM (8 * 1024 * 1024)
-/* The most ranks a pipelined collective runs on: a chunk slot of 64 KiB,
- * so that each rank's part of a step is at least 512 bytes. */
-#define WEFT__SHARED_PIPE_RANKS 128
 
 typedef struct weft__shared_cell {
     uint32_t gen;                /* the generation published here last */
@@ -113,12 +98,6 @@ typedef struct weft__shared {
     uint64_t abandoned;
 } weft__shared_t;
 
-/* Whether comm's collectives may use a shared segment: two ranks or more,
- * all on this node, every pair carried by a node-local transport (a user
- * who forced a network transport on one node gets no shared memory). The
- * same answer on every rank. */
-int weft__shared_usable(const struct weft_comm *comm);
-
 /* Maps comm's segment, creating it if this rank is the first (all ranks
  * call it at their first shared collective on comm). WEFT_ERR_SYSTEM with
  * the cause when /dev/shm refuses. */
@@ -128,8 +107,6 @@ weft_result_t weft__shared_attach(struct weft_comm *comm);
  * segment of untouched pages would have killed the process with SIGBUS
  * at the first step that touched a page beyond it. */
 weft_result_t weft__shared_attach_chunks(struct weft_comm *comm);
-/* Unmaps them (comm freed). */
-void weft__shared_detach(struct weft_comm *comm);
 
 static inline weft__shared_cell_t *weft__shared_cell(const weft__shared_t *s, uint32_t gen,
                                                      int rank)
@@ -154,15 +131,6 @@ static inline int weft__shared_published(const weft__shared_t *s, uint32_t gen, 
     uint32_t v = __atomic_load_n(&weft__shared_cell(s, gen, rank)->gen, __ATOMIC_ACQUIRE);
 
     return (int32_t)(v - gen) >= 0;
-}
-
-/* Bytes of a chunk slot on a communicator of n ranks (the same on all). */
-static inline size_t weft__shared_chunk_bytes(int n)
-{
-    size_t b = WEFT__SHARED_PIPE_ROOM / (size_t)n;
-
-    b = b < WEFT__SHARED_CHUNK ? b : WEFT__SHARED_CHUNK;
-    return b - b % 64;
 }
 
 /* Rank's chunk slot for step t of a pipelined collective. */

@@ -16,10 +16,11 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/coll/coll.h"
-#include "core/coll/shared/shared.h"
+#include "core/coll/shared/shared_impl.h"
 #include "core/base/error.h"
 #include "core/dt/reduce.h"
 #include "core/coll/shared/segment.h"
@@ -223,7 +224,7 @@ weft_result_t weft__coll_shared_enter(weft__coll_t *c, weft__shared_t **s)
 
     if (!c->shared_counted) {
         c->shared_counted = 1;
-        __atomic_add_fetch(&comm->inst->shared_inflight, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&comm->inst->unrung_inflight, 1, __ATOMIC_RELAXED);
     }
     if (!comm->shared && (rc = weft__shared_attach(comm)) != WEFT_SUCCESS)
         return rc;
@@ -260,11 +261,20 @@ weft_result_t weft__coll_shared_given_up(weft__coll_t *c, const weft__shared_t *
     return WEFT_SUCCESS;
 }
 
+/* Drops c from inst->unrung_inflight (finished or freed). */
+static void shared_uncount(weft__coll_t *c)
+{
+    if (c->shared_counted) {
+        c->shared_counted = 0;
+        __atomic_sub_fetch(&c->comm->inst->unrung_inflight, 1, __ATOMIC_RELAXED);
+    }
+}
+
 void weft__coll_shared_finish(weft__coll_t *c, int *done)
 {
     weft__shared_retire(c->comm, c->shared_gen);
     c->shared_gen = 0; /* retired: nothing to give up when freed */
-    weft__coll_shared_uncount(c);
+    shared_uncount(c);
     *done = 1;
 }
 
@@ -297,14 +307,6 @@ static weft_result_t shared_step(weft__coll_t *c, int *done)
     return WEFT_SUCCESS;
 }
 
-void weft__coll_shared_abandon(weft__coll_t *c)
-{
-    if (c->shared_gen) {
-        weft__shared_abandon(c->comm, c->shared_gen);
-        c->shared_gen = 0;
-    }
-}
-
 void weft__coll_shared_withdraw(weft__coll_t *c)
 {
     if (c->shared_gen && c->shared_gen == c->comm->shared_gen) {
@@ -313,18 +315,41 @@ void weft__coll_shared_withdraw(weft__coll_t *c)
     }
 }
 
-void weft__coll_shared_uncount(weft__coll_t *c)
+/* ------------------------------------------- what the engine asks of them */
+
+static void waits_sleeping(weft__coll_t *c, int on)
 {
-    if (c->shared_counted) {
-        c->shared_counted = 0;
-        __atomic_sub_fetch(&c->comm->inst->shared_inflight, 1, __ATOMIC_RELAXED);
-    }
+    weft__shared_sleeping(c->comm, on);
 }
+
+static void waits_describe(const weft__coll_t *c, char *buf, size_t cap)
+{
+    if (c->wait_rank >= 0)
+        snprintf(buf, cap, ", waiting for rank %d on the shared segment,", c->wait_rank);
+    else
+        snprintf(buf, cap, ", waiting for an earlier collective,");
+}
+
+/* A shared collective freed before it finished gives its generation up
+ * (segment.h), and no longer counts as in flight. */
+static void waits_release(weft__coll_t *c)
+{
+    if (c->shared_gen) {
+        weft__shared_abandon(c->comm, c->shared_gen);
+        c->shared_gen = 0;
+    }
+    shared_uncount(c);
+}
+
+static const weft__coll_waits_t shared_waits = {
+    waits_sleeping, waits_describe, waits_release
+};
 
 void weft__coll_shared_assign(weft__coll_t *c, weft__coll_step_fn step, const void *op)
 {
     c->ctx = (void *)op;
     c->step = step;
+    c->waits = &shared_waits;
     c->shared_gen = ++c->comm->shared_gen;
 }
 

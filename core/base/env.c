@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * env.c: numeric settings from the environment (env.h).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "core/base/env.h"
+#include "core/base/error.h"
+
+weft_result_t weft__env_ullong(const char *name, unsigned long long min, unsigned long long max,
+                               unsigned long long *out)
+{
+    const char *env = getenv(name);
+    unsigned long long v;
+    char *end;
+
+    if (!env)
+        return WEFT_SUCCESS;
+    v = strtoull(env, &end, 0);
+    if (!*env || *end || *env == '-' || v < min || v > max)
+        return weft__error(WEFT_ERR_INVALID_ARG, "%s=\"%s\" is not a number from %llu to %llu",
+                           name, env, min, max);
+    *out = v;
+    return WEFT_SUCCESS;
+}

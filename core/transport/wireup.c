@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * wireup.c: the address records of the rendezvous, and choosing and
+ * connecting one transport per peer (wireup.h).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/base/error.h"
+#include "core/base/log.h"
+#include "core/boot/store.h"
+#include "core/transport/wireup.h"
+
+/* The plugins' out-of-band exchange (weft/transport.h): through the
+ * bootstrap's store, which exists from connect() on. */
+static weft_result_t plugin_oob_put(void *core_ctx, const char *key, const void *val, size_t len)
+{
+    weft__wireup_t *wire = core_ctx;
+
+    if (!wire->boot || !wire->boot->store)
+        return weft__error(WEFT_ERR_UNSUPPORTED, "out-of-band exchange is available from "
+                           "connect() on, through weft's store (not under PMIx yet)");
+    return weft__store_set(wire->boot->store, key, val, len);
+}
+
+static weft_result_t plugin_oob_get(void *core_ctx, const char *key, void *val, size_t cap,
+                                    size_t *len, int timeout_ms)
+{
+    weft__wireup_t *wire = core_ctx;
+
+    if (!wire->boot || !wire->boot->store)
+        return weft__error(WEFT_ERR_UNSUPPORTED, "out-of-band exchange is available from "
+                           "connect() on, through weft's store (not under PMIx yet)");
+    return weft__store_get(wire->boot->store, key, val, cap, len, timeout_ms);
+}
+
+void weft__wireup_init(weft__wireup_t *wire, int rank, int size, const char *master_addr)
+{
+    wire->rank = rank;
+    wire->size = size;
+    weft__transport_core_defaults(&wire->core);
+    wire->core.rank = rank;
+    wire->core.size = size;
+    wire->core.job_id = wire->job_id;
+    wire->core.master_addr = master_addr;
+    wire->core.oob_put = plugin_oob_put;
+    wire->core.oob_get = plugin_oob_get;
+    wire->core.core_ctx = wire;
+}
+
+/*
+ * The record every rank publishes at the rendezvous: who it is and how each
+ * of its transports is reached. Fixed-width little-endian fields, so a
+ * record is read the same way everywhere.
+ */
+#define ADDR_RECORD_MAGIC 0x77656674u /* "weft" */
+/* 2: the rank's topology summary follows the host id. */
+#define ADDR_RECORD_VERSION 2u
+
+struct addr_entry {
+    char name[WEFT__PLUGIN_NAME_MAX];
+    const unsigned char *addr;
+    size_t len;
+};
+
+struct addr_record {
+    uint32_t pid;
+    char host_id[WEFT__HOSTID_MAX];
+    weft__topo_summary_t topo;
+    int n;
+    struct addr_entry entries[WEFT__PLUGIN_MAX];
+};
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+#define RECORD_HEADER (4 + 4 + 4 + 4 + WEFT__HOSTID_MAX + WEFT__TOPO_SUMMARY_WIRE)
+#define ENTRY_HEADER (WEFT__PLUGIN_NAME_MAX + 4)
+
+weft_result_t weft__wireup_record(weft__wireup_t *wire, const char *host_id,
+                                  unsigned char **out, size_t *out_len)
+{
+    size_t cap = RECORD_HEADER +
+                 (size_t)wire->plugins.n * (ENTRY_HEADER + WEFT_TRANSPORT_ADDR_MAX);
+    unsigned char *buf = calloc(1, cap), *p;
+    weft__topo_summary_t summary;
+
+    if (!buf)
+        return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate the address record");
+    put_u32(buf, ADDR_RECORD_MAGIC);
+    put_u32(buf + 4, ADDR_RECORD_VERSION);
+    put_u32(buf + 8, (uint32_t)getpid());
+    put_u32(buf + 12, (uint32_t)wire->plugins.n);
+    snprintf((char *)buf + 16, WEFT__HOSTID_MAX, "%s", host_id);
+    weft__topo_summarize(wire->topo, host_id, &summary);
+    weft__topo_summary_encode(&summary, buf + 16 + WEFT__HOSTID_MAX);
+    p = buf + RECORD_HEADER;
+    for (int i = 0; i < wire->plugins.n; i++) {
+        weft__plugin_t *pl = &wire->plugins.plugins[i];
+        size_t len = WEFT_TRANSPORT_ADDR_MAX;
+        weft_result_t rc;
+
+        pthread_mutex_lock(&pl->lock);
+        rc = pl->ops->get_address(pl->ctx, p + ENTRY_HEADER, &len);
+        pthread_mutex_unlock(&pl->lock);
+        if (rc != WEFT_SUCCESS || len > WEFT_TRANSPORT_ADDR_MAX) {
+            free(buf);
+            return weft__error(WEFT_ERR_PLUGIN, "transport %s gave no usable address: %s",
+                               pl->name, rc != WEFT_SUCCESS ? weft__get_error() : "too long");
+        }
+        memcpy(p, pl->name, strnlen(pl->name, WEFT__PLUGIN_NAME_MAX - 1));
+        put_u32(p + WEFT__PLUGIN_NAME_MAX, (uint32_t)len);
+        p += ENTRY_HEADER + len;
+    }
+    *out = buf;
+    *out_len = (size_t)(p - buf);
+    return WEFT_SUCCESS;
+}
+
+static weft_result_t record_parse(int rank, const unsigned char *buf, size_t len,
+                                  struct addr_record *rec)
+{
+    const unsigned char *p = buf + RECORD_HEADER, *end = buf + len;
+
+    if (len < RECORD_HEADER || get_u32(buf) != ADDR_RECORD_MAGIC)
+        return weft__error(WEFT_ERR_BOOTSTRAP, "rank %d published a record weft cannot read "
+                           "(another program or weft version?)", rank);
+    if (get_u32(buf + 4) != ADDR_RECORD_VERSION)
+        return weft__error(WEFT_ERR_BOOTSTRAP, "rank %d runs a weft with address record "
+                           "version %u, this rank %u", rank, get_u32(buf + 4),
+                           ADDR_RECORD_VERSION);
+    rec->pid = get_u32(buf + 8);
+    rec->n = (int)get_u32(buf + 12);
+    if (rec->n < 0 || rec->n > WEFT__PLUGIN_MAX)
+        goto err_bad;
+    memcpy(rec->host_id, buf + 16, WEFT__HOSTID_MAX);
+    rec->host_id[WEFT__HOSTID_MAX - 1] = '\0';
+    weft__topo_summary_decode(buf + 16 + WEFT__HOSTID_MAX, rec->host_id, &rec->topo);
+    for (int i = 0; i < rec->n; i++) {
+        struct addr_entry *e = &rec->entries[i];
+
+        if ((size_t)(end - p) < ENTRY_HEADER)
+            goto err_bad;
+        memcpy(e->name, p, WEFT__PLUGIN_NAME_MAX);
+        e->name[WEFT__PLUGIN_NAME_MAX - 1] = '\0';
+        e->len = get_u32(p + WEFT__PLUGIN_NAME_MAX);
+        if (e->len > WEFT_TRANSPORT_ADDR_MAX || (size_t)(end - p) < ENTRY_HEADER + e->len)
+            goto err_bad;
+        e->addr = p + ENTRY_HEADER;
+        p += ENTRY_HEADER + e->len;
+    }
+    return WEFT_SUCCESS;
+
+err_bad:
+    return weft__error(WEFT_ERR_BOOTSTRAP, "rank %d published a malformed address record", rank);
+}
+
+/* Picks the transport for world rank w: among the plugins both ranks
+ * loaded, the one that reaches it most closely (node-local beats network),
+ * ties broken by name so that both ends of a pair choose alike. */
+static weft_result_t choose_transport(weft__wireup_t *wire, int w,
+                                      const struct addr_record *rec)
+{
+    weft__plugin_t *best = NULL;
+    const struct addr_entry *best_entry = NULL;
+    weft_transport_reach_t best_reach = WEFT_TRANSPORT_REACH_NONE;
+    char tried[512] = "";
+    weft_result_t rc;
+
+    for (int i = 0; i < wire->plugins.n; i++) {
+        weft__plugin_t *pl = &wire->plugins.plugins[i];
+
+        for (int j = 0; j < rec->n; j++) {
+            const struct addr_entry *e = &rec->entries[j];
+            weft_transport_reach_t reach = WEFT_TRANSPORT_REACH_NONE;
+
+            if (strcmp(e->name, pl->name))
+                continue;
+            pthread_mutex_lock(&pl->lock);
+            if (pl->ops->reach(pl->ctx, e->addr, e->len, &reach) != WEFT_SUCCESS)
+                reach = WEFT_TRANSPORT_REACH_NONE;
+            pthread_mutex_unlock(&pl->lock);
+            snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried), "%s%s: %s",
+                     tried[0] ? ", " : "", pl->name,
+                     reach == WEFT_TRANSPORT_REACH_NONE ? "no" : "yes");
+            if (reach == WEFT_TRANSPORT_REACH_NONE)
+                continue;
+            if (!best || reach > best_reach ||
+                (reach == best_reach && strcmp(pl->name, best->name) < 0)) {
+                best = pl;
+                best_entry = e;
+                best_reach = reach;
+            }
+        }
+    }
+    if (!best)
+        return weft__error(WEFT_ERR_PLUGIN, "no transport reaches rank %d (host %s, pid %u)%s%s",
+                           w, rec->host_id, rec->pid, tried[0] ? "; tried " : "; no transport "
+                           "is loaded on both ranks", tried);
+    pthread_mutex_lock(&best->lock);
+    rc = best->ops->connect(best->ctx, w, best_entry->addr, best_entry->len);
+    pthread_mutex_unlock(&best->lock);
+    if (rc != WEFT_SUCCESS)
+        return weft__error(rc, "transport %s cannot connect to rank %d: %s", best->name, w,
+                           weft__get_error());
+    wire->peers[w].plugin = best;
+    best->used = 1;
+    return WEFT_SUCCESS;
+}
+
+weft_result_t weft__wireup_connect(weft__wireup_t *wire)
+{
+    const weft__plugin_t *used[WEFT__PLUGIN_MAX];
+    char line[1024];
+    size_t o = 0;
+
+    wire->peers = calloc((size_t)wire->size, sizeof(*wire->peers));
+    if (!wire->peers)
+        return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate %d peers", wire->size);
+    wire->ntransports_used = 0;
+    /* Where every rank runs comes first: some transports are of use only
+     * when another rank shares the node. */
+    for (int w = 0; w < wire->size; w++) {
+        struct addr_record rec;
+        size_t len;
+        const void *blob = weft__bootstrap_blob(wire->boot, w, &len);
+        weft_result_t rc = record_parse(w, blob, len, &rec);
+
+        if (rc != WEFT_SUCCESS)
+            return rc;
+        snprintf(wire->peers[w].host_id, sizeof(wire->peers[w].host_id), "%s", rec.host_id);
+        wire->peers[w].topo = rec.topo;
+        wire->peers[w].pid = rec.pid;
+    }
+    weft__wireup_drop_unneeded(wire);
+    for (int w = 0; w < wire->size; w++) {
+        struct addr_record rec;
+        size_t len;
+        const void *blob = weft__bootstrap_blob(wire->boot, w, &len);
+        weft_result_t rc = record_parse(w, blob, len, &rec);
+        int seen = 0;
+
+        if (rc == WEFT_SUCCESS)
+            rc = choose_transport(wire, w, &rec);
+        if (rc != WEFT_SUCCESS)
+            return rc;
+        for (int i = 0; i < wire->ntransports_used; i++)
+            seen |= used[i] == wire->peers[w].plugin;
+        if (!seen)
+            used[wire->ntransports_used++] = wire->peers[w].plugin;
+        if (o < sizeof(line) - 64)
+            o += (size_t)snprintf(line + o, sizeof(line) - o, " %d:%s", w,
+                                  wire->peers[w].plugin->name);
+    }
+    /* Ranks of a node are numbered in world rank order. */
+    wire->local_rank = 0;
+    wire->local_size = 0;
+    for (int w = 0; w < wire->size; w++) {
+        if (strcmp(wire->peers[w].host_id, wire->peers[wire->rank].host_id))
+            continue;
+        if (w == wire->rank)
+            wire->local_rank = wire->local_size;
+        wire->peers[w].local_rank = wire->local_size++;
+    }
+    WEFT_INFO(TRANSPORT, "transport per rank:%s%s", line, o >= sizeof(line) - 64 ? " ..." : "");
+    return WEFT_SUCCESS;
+}
+
+void weft__wireup_fini(weft__wireup_t *wire)
+{
+    /* Tearing down may log and touch the error text: keep the cause. */
+    char why[1024];
+
+    snprintf(why, sizeof(why), "%s", weft__get_error());
+    weft__plugins_unload(&wire->plugins);
+    weft__bootstrap_finalize(wire->boot);
+    wire->boot = NULL;
+    weft__topo_free(wire->topo);
+    wire->topo = NULL;
+    free(wire->peers);
+    wire->peers = NULL;
+    weft__set_error("%s", why);
+}
