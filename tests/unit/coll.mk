@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # unit tests of the collective engine's choices (WEFT_ALGO)
 WEFT_UNIT_TESTS += tests/unit/test_coll_select
-tests_unit_test_coll_select_SOURCES = tests/unit/test_coll_select.c
+tests_unit_test_coll_select_SOURCES = tests/unit/test_coll_select.c tests/unit/fake_comm.h
 tests_unit_test_coll_select_CPPFLAGS = $(WEFT_UNIT_CPPFLAGS)
 tests_unit_test_coll_select_CFLAGS = $(WEFT_UNIT_CFLAGS)
 tests_unit_test_coll_select_LDADD = $(WEFT_UNIT_LIBS)
