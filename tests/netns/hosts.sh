@@ -28,7 +28,7 @@ fail=0
 
 # 1. The transport matrix. Rank r is on host r / per_host.
 if ! WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=TRANSPORT netns_run "$nhosts" "$per_host" 60 \
-        "$top/tests/mp/mp_p2p" ring; then
+        "$top/tests/p2p/mp_p2p" ring; then
     echo "FAIL: mp_p2p ring across $nhosts hosts"
     netns_dump "$nhosts"
     exit 1
@@ -51,12 +51,12 @@ done
 [ "$fail" = 0 ] && echo "transport matrix at $n ranks on $nhosts hosts: $local_transport inside hosts, sockets between"
 
 # 2. Collectives across the hosts.
-# conf: the conformance suite as conf-8.mp runs it (every communicator,
+# conf: the conformance suite as tests/conf/all.mp runs it at 8 ranks (every communicator,
 # the 1 Mi subset), with shm and sockets mixed in one job.
-for prog in "conf --comms all --big 1048576" mp_coll mp_coll_v mp_overlap \
-    "mp_comm split group node dup mesh"; do
+for prog in "conf/conf --comms all --big 1048576" coll/mp_coll coll/mp_coll_v \
+    coll/mp_overlap "comm/mp_comm split group node dup mesh"; do
     # shellcheck disable=SC2086 # prog carries its arguments
-    if netns_run "$nhosts" "$per_host" 240 $top/tests/mp/$prog; then
+    if netns_run "$nhosts" "$per_host" 240 $top/tests/$prog; then
         echo "$prog: passed at $n ranks on $nhosts hosts"
     else
         echo "FAIL: $prog at $n ranks on $nhosts hosts"
