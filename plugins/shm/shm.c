@@ -25,48 +25,26 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "plugins/common/tp_mem.h"
 #include "plugins/shm/shm.h"
 
 /* ------------------------------------------------------------ parameters */
 
-/* Reads an integer parameter within [lo, hi]; 0 on success (def when
- * unset), -1 with the error set. */
-static int param_long(const weft_transport_core_t *core, const char *name, long lo, long hi,
-                      long def, long *out)
-{
-    const char *s = core->get_param ? core->get_param(name) : NULL;
-    char *end;
-    long v;
-
-    if (!s || !*s) {
-        *out = def;
-        return 0;
-    }
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        core->set_error(SHM_NAME ": %s=%s is not a number from %ld to %ld", name, s, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int read_params(struct shm_ctx *ctx)
 {
-    const weft_transport_core_t *core = ctx->core;
+    const struct tp_ctx *tp = &ctx->tp;
     long ring, cma, threshold, block, timeout_s;
 
-    if (param_long(core, "WEFT_SHM_RING_SIZE", SHM_MIN_RING, SHM_MAX_RING, SHM_DEFAULT_RING,
-                   &ring) != 0 ||
-        param_long(core, "WEFT_SHM_CMA", 0, 1, -1, &cma) != 0 ||
-        param_long(core, "WEFT_SHM_CMA_THRESHOLD", 0, LONG_MAX, SHM_DEFAULT_CMA_THRESHOLD,
-                   &threshold) != 0 ||
-        param_long(core, "WEFT_SHM_BLOCK", 0, 1, 1, &block) != 0 ||
-        param_long(core, "WEFT_TIMEOUT", 1, 86400, 300, &timeout_s) != 0)
+    if (weft__tp_param_long(tp, "WEFT_SHM_RING_SIZE", SHM_MIN_RING, SHM_MAX_RING,
+                            SHM_DEFAULT_RING, &ring) != 0 ||
+        weft__tp_param_long(tp, "WEFT_SHM_CMA", 0, 1, -1, &cma) != 0 ||
+        weft__tp_param_long(tp, "WEFT_SHM_CMA_THRESHOLD", 0, LONG_MAX,
+                            SHM_DEFAULT_CMA_THRESHOLD, &threshold) != 0 ||
+        weft__tp_param_long(tp, "WEFT_SHM_BLOCK", 0, 1, 1, &block) != 0 ||
+        weft__tp_param_long(tp, "WEFT_TIMEOUT", 1, 86400, 300, &timeout_s) != 0)
         return -1;
     if (ring & (ring - 1)) {
-        core->set_error(SHM_NAME ": WEFT_SHM_RING_SIZE=%ld is not a power of two", ring);
+        weft__tp_error(tp, "WEFT_SHM_RING_SIZE=%ld is not a power of two", ring);
         return -1;
     }
     ctx->ring_size = (size_t)ring;
@@ -83,26 +61,33 @@ static int read_params(struct shm_ctx *ctx)
 
 /* ------------------------------------------------------------ set-up */
 
+/* Peers are the same to sends and receives: lost and departed ones take
+ * nothing more. */
+static int peer_state(struct tp_ctx *tp, int peer, int kind)
+{
+    const struct shm_peer *p = &((struct shm_ctx *)tp)->peers[peer];
+
+    if (!p->known)
+        return TP_PEER_UNKNOWN;
+    return p->lost || p->departed ? TP_PEER_GONE : TP_PEER_UP;
+}
+
+static const struct tp_ops shm_tp_ops = {
+    .req_size = sizeof(struct shm_req),
+    .peer = peer_state,
+    .send_cancel = weft__shm_send_cancel,
+    .match = &weft__shm_msg_ops,
+};
+
 static weft_result_t shm_init(const weft_transport_core_t *core, void **out)
 {
     struct shm_ctx *ctx;
     struct timespec ts;
     weft_result_t rc;
 
-    if (!core || core->struct_size < sizeof(*core) || !out)
-        return WEFT_ERR_INVALID_ARG;
-    if (core->size <= 0 || core->rank < 0 || core->rank >= core->size) {
-        core->set_error(SHM_NAME ": rank %d of %d makes no sense", core->rank, core->size);
-        return WEFT_ERR_INVALID_ARG;
-    }
-    ctx = calloc(1, sizeof(*ctx));
-    if (!ctx) {
-        core->set_error(SHM_NAME ": out of memory");
-        return WEFT_ERR_NO_MEMORY;
-    }
-    ctx->core = core;
-    ctx->rank = core->rank;
-    ctx->size = core->size;
+    ctx = weft__tp_ctx_new(core, out, SHM_NAME, sizeof(*ctx), &shm_tp_ops, &rc);
+    if (!ctx)
+        return rc;
     ctx->fifo_fd = ctx->epfd = ctx->spin_fd = -1;
     if (read_params(ctx) != 0) {
         rc = WEFT_ERR_INVALID_ARG;
@@ -144,10 +129,12 @@ static weft_result_t shm_init(const weft_transport_core_t *core, void **out)
     ctx->self.probe_addr = (uint64_t)(uintptr_t)&ctx->probe_value;
     ctx->self.probe_value = ctx->probe_value;
     weft__shm_host_id(core, ctx->self.host, sizeof(ctx->self.host));
-    SHM_INFO(ctx, "rank %d on node %s: rings of %zu bytes, cross memory attach %s from %zu "
-             "bytes, %s", ctx->rank, ctx->self.host, ctx->ring_size,
-             ctx->cma_mode ? "where permitted" : "off", ctx->cma_threshold,
-             ctx->block ? "spin then block" : "spin only");
+    weft__tp_describe(&ctx->tp, WEFT_TRANSPORT_CAP_MPROBE | WEFT_TRANSPORT_CAP_SELF, 0.5, 80.0,
+                      &ctx->self, sizeof(ctx->self));
+    TP_INFO(ctx, "rank %d on node %s: rings of %zu bytes, cross memory attach %s from %zu "
+            "bytes, %s", ctx->rank, ctx->self.host, ctx->ring_size,
+            ctx->cma_mode ? "where permitted" : "off", ctx->cma_threshold,
+            ctx->block ? "spin then block" : "spin only");
     *out = ctx;
     return WEFT_SUCCESS;
 
@@ -159,36 +146,6 @@ err_free_peers:
 err_free_ctx:
     free(ctx);
     return rc;
-}
-
-static weft_result_t shm_query(void *vctx, weft_transport_caps_t *caps)
-{
-    weft_transport_caps_t mine;
-
-    if (!caps)
-        return WEFT_ERR_INVALID_ARG;
-    memset(&mine, 0, sizeof(mine));
-    mine.flags = WEFT_TRANSPORT_CAP_MPROBE | WEFT_TRANSPORT_CAP_SELF;
-    mine.mem_types = 1u << WEFT_TRANSPORT_MEM_HOST;
-    mine.max_msg_size = SIZE_MAX;
-    mine.latency_us = 0.5;
-    mine.bandwidth_gbps = 80.0;
-    mine.struct_size = caps->struct_size;
-    memcpy(caps, &mine, shm_min(caps->struct_size, sizeof(mine)));
-    return WEFT_SUCCESS;
-}
-
-static weft_result_t shm_get_address(void *vctx, void *addr, size_t *len)
-{
-    struct shm_ctx *ctx = vctx;
-
-    if (!addr || !len || *len < sizeof(ctx->self)) {
-        ctx->core->set_error(SHM_NAME ": get_address needs %zu bytes", sizeof(ctx->self));
-        return WEFT_ERR_INVALID_ARG;
-    }
-    memcpy(addr, &ctx->self, sizeof(ctx->self));
-    *len = sizeof(ctx->self);
-    return WEFT_SUCCESS;
 }
 
 static int addr_valid(const void *blob, size_t len)
@@ -249,8 +206,8 @@ static void watch_peer(struct shm_ctx *ctx, int peer)
     p->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)p->addr.pid, 0);
 #endif
     if (p->pidfd < 0) {
-        SHM_INFO(ctx, "no pidfd for rank %d (%s): its death is seen by polling", peer,
-                 strerror(errno));
+        TP_INFO(ctx, "no pidfd for rank %d (%s): its death is seen by polling", peer,
+                strerror(errno));
         p->pidfd = -1;
         return;
     }
@@ -285,14 +242,11 @@ static weft_result_t shm_connect(void *vctx, int peer, const void *addr, size_t 
     struct shm_peer *p;
     weft_result_t rc;
 
-    if (peer < 0 || peer >= ctx->size) {
-        ctx->core->set_error(SHM_NAME ": connect to rank %d, not in 0..%d", peer,
-                             ctx->size - 1);
+    if (weft__tp_check_rank(&ctx->tp, "connect to", peer) != 0)
         return WEFT_ERR_INVALID_ARG;
-    }
     if (!addr_valid(addr, len) || !reaches(ctx, addr)) {
-        ctx->core->set_error(SHM_NAME ": rank %d's address (%zu bytes) is not a " SHM_NAME
-                             " address of this node and user", peer, len);
+        weft__tp_error(&ctx->tp, "rank %d's address (%zu bytes) is not a " SHM_NAME
+                       " address of this node and user", peer, len);
         return WEFT_ERR_INVALID_ARG;
     }
     if (!ctx->created) {
@@ -307,10 +261,7 @@ static weft_result_t shm_connect(void *vctx, int peer, const void *addr, size_t 
     if (p->slot) {
         /* A new incarnation: what is left of the old one goes. */
         weft__shm_sends_fail(ctx, peer, WEFT_ERR_PEER_LOST);
-        if (p->cur) {
-            weft__shm_msg_fail(ctx, p->cur, WEFT_ERR_PEER_LOST);
-            p->cur = NULL;
-        }
+        weft__shm_fail_current(ctx, peer, WEFT_ERR_PEER_LOST);
         forget_peer(ctx, peer);
         p->has_in = 0;
         p->in_slot = NULL;
@@ -339,24 +290,16 @@ static weft_result_t shm_connect(void *vctx, int peer, const void *addr, size_t 
 static weft_result_t shm_disconnect(void *vctx, int peer)
 {
     struct shm_ctx *ctx = vctx;
-    struct shm_peer *p;
 
-    if (peer < 0 || peer >= ctx->size) {
-        ctx->core->set_error(SHM_NAME ": disconnect from rank %d, not in 0..%d", peer,
-                             ctx->size - 1);
+    if (weft__tp_check_rank(&ctx->tp, "disconnect from", peer) != 0)
         return WEFT_ERR_INVALID_ARG;
-    }
-    p = &ctx->peers[peer];
     weft__shm_sends_fail(ctx, peer, WEFT_ERR_ABORTED);
-    if (p->cur) {
-        weft__shm_msg_fail(ctx, p->cur, WEFT_ERR_ABORTED);
-        p->cur = NULL;
-    }
-    weft__shm_unexp_drop(ctx, peer);
-    weft__shm_posted_fail(ctx, peer, 0, WEFT_ERR_ABORTED);
+    weft__shm_fail_current(ctx, peer, WEFT_ERR_ABORTED);
+    weft__tp_match_drop_peer(&ctx->tp, peer);
+    weft__tp_match_fail_peer(&ctx->tp, peer, 0, WEFT_ERR_ABORTED);
     /* The ring stays mapped: the peer may be connected again, and a
      * reconnect of the same incarnation picks it up where it was. */
-    p->known = 0;
+    ctx->peers[peer].known = 0;
     return WEFT_SUCCESS;
 }
 
@@ -372,10 +315,9 @@ static weft_result_t shm_finalize(void *vctx)
     for (int i = 0; i < ctx->size; i++)
         forget_peer(ctx, i);
     ctx->finalizing = 1;
-    while (ctx->reqs)
-        weft__shm_req_free(ctx, ctx->reqs);
-    weft__shm_req_spares_free(ctx);
     weft__shm_msgs_free(ctx);
+    weft__tp_ctx_fini(&ctx->tp);
+    weft__shm_spares_free(ctx);
     weft__shm_seg_destroy(ctx);
     if (ctx->spin_fd >= 0)
         close(ctx->spin_fd);
@@ -386,94 +328,28 @@ static weft_result_t shm_finalize(void *vctx)
     return WEFT_SUCCESS;
 }
 
-/* ------------------------------------------------------------ small calls */
-
-static weft_result_t shm_mem_register(void *vctx, void *buf, size_t len, int mem_type,
-                                      void **mh)
-{
-    struct shm_ctx *ctx = vctx;
-
-    if (!mh)
-        return WEFT_ERR_INVALID_ARG;
-    if (mem_type != WEFT_TRANSPORT_MEM_HOST) {
-        ctx->core->set_error(SHM_NAME ": memory type %d is not host memory", mem_type);
-        return WEFT_ERR_UNSUPPORTED;
-    }
-    /* Rings copy from any buffer, and process_vm_readv reads any. */
-    *mh = NULL;
-    return WEFT_SUCCESS;
-}
-
-static weft_result_t shm_mem_deregister(void *vctx, void *mh)
-{
-    return WEFT_SUCCESS;
-}
-
-static weft_result_t shm_test(void *vctx, void *vreq, int *done,
-                              weft_transport_completion_t *c)
-{
-    struct shm_ctx *ctx = vctx;
-    struct shm_req *r = vreq;
-
-    if (!r || !done) {
-        ctx->core->set_error(SHM_NAME ": test: %s is NULL", r ? "done" : "req");
-        return WEFT_ERR_INVALID_ARG;
-    }
-    if (!r->done) {
-        *done = 0;
-        return WEFT_SUCCESS;
-    }
-    *done = 1;
-    if (c) {
-        c->status = r->status;
-        c->peer = r->src;
-        c->tag = r->mtag;
-        c->len = r->total;
-    }
-    weft__shm_req_free(ctx, r);
-    return WEFT_SUCCESS;
-}
-
-static weft_result_t shm_cancel(void *vctx, void *vreq)
-{
-    struct shm_ctx *ctx = vctx;
-    struct shm_req *r = vreq;
-
-    if (!r) {
-        ctx->core->set_error(SHM_NAME ": cancel: req is NULL");
-        return WEFT_ERR_INVALID_ARG;
-    }
-    if (r->done)
-        return WEFT_SUCCESS;
-    if (r->kind == SHM_RECV)
-        weft__shm_recv_cancel(ctx, r);
-    else
-        weft__shm_send_cancel(ctx, r);
-    return WEFT_SUCCESS;
-}
-
 __attribute__((visibility("default"))) const weft_transport_v1_t weft_transport_v1 = {
     .abi_version = WEFT_TRANSPORT_ABI_VERSION,
     .struct_size = sizeof(weft_transport_v1_t),
     .name = SHM_NAME,
     .description = "shared memory between ranks of one node",
     .init = shm_init,
-    .query = shm_query,
-    .get_address = shm_get_address,
+    .query = weft__tp_query,
+    .get_address = weft__tp_get_address,
     .reach = shm_reach,
     .connect = shm_connect,
     .disconnect = shm_disconnect,
     .finalize = shm_finalize,
-    .mem_register = shm_mem_register,
-    .mem_deregister = shm_mem_deregister,
+    .mem_register = weft__tp_mem_register,
+    .mem_deregister = weft__tp_mem_deregister,
     .isend = weft__shm_isend,
-    .irecv = weft__shm_irecv,
-    .test = shm_test,
-    .cancel = shm_cancel,
+    .irecv = weft__tp_irecv,
+    .test = weft__tp_test,
+    .cancel = weft__tp_cancel,
     .progress = weft__shm_progress,
     .get_wait_fd = weft__shm_get_wait_fd,
-    .improbe = weft__shm_improbe,
-    .imrecv = weft__shm_imrecv,
+    .improbe = weft__tp_improbe,
+    .imrecv = weft__tp_imrecv,
     .mem_export = NULL,
     .put = NULL,
     /* Without another rank on the node it would carry nothing: the core

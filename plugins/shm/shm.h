@@ -50,6 +50,7 @@
 #include <sys/types.h>
 
 #include "weft/transport.h"
+#include "plugins/common/tp.h"
 #include "plugins/shm/shm_ring.h"
 
 #define SHM_NAME "shm"
@@ -149,51 +150,25 @@ struct shm_slot {
     SHM_LINE(struct shm_slot_info info);
 };
 
-enum { SHM_SEND = 1, SHM_RECV = 2 };
-
-struct shm_msg;
-
+/* A request: the common head (plugins/common/tp_req.h), then what a send
+ * needs. */
 struct shm_req {
-    struct shm_req *prev, *next;        /* ctx->reqs: every live request */
-    int kind;
-    int done;
-    int cancelled;
-    weft_result_t status;
-    int peer;                           /* destination, or source / ANY_PEER */
-    uint64_t tag, ignore;
-    unsigned char *buf;
-    size_t len;                         /* send length, or receive capacity */
-    /* completion */
-    int src;
-    uint64_t mtag;
-    size_t total;
-    /* a send in its peer's queue, or a receive in the posted list */
-    struct shm_req *qprev, *qnext;
-    int queued;
-    /* sends */
+    TP_REQ_HEAD;                        /* first (plugins/common/tp_req.h) */
     int rts;                            /* goes by cross memory attach */
     int started;                        /* its first record is in the ring */
     size_t pushed;                      /* payload bytes in the ring */
     uint64_t id;                        /* of its RTS */
-    /* receives */
-    struct shm_msg *msg;                /* the message being received into buf */
 };
 
 /* A message from a peer that arrived before its receive, or is arriving
- * in fragments. */
+ * in fragments: the common head (plugins/common/tp_match.h), whose qnext
+ * also links the spares, then where its bytes wait until a receive
+ * matches. */
 struct shm_msg {
-    int peer;
-    uint64_t tag;
-    size_t total, got;
-    unsigned in_unexp : 1;
-    unsigned claimed : 1;               /* taken by improbe */
-    unsigned orphan : 1;                /* its receive was cancelled: discard */
-    unsigned dead : 1;                  /* its sender was lost halfway */
+    TP_MSG_HEAD;                        /* first (plugins/common/tp_match.h) */
     unsigned ubuf_inline : 1;           /* ubuf is inline_data */
     unsigned char *ubuf;                /* bytes before a receive matched */
     size_t ucap;                        /* ubuf's size (it may be a reused one) */
-    struct shm_req *req;                /* the receive it is bound to */
-    struct shm_msg *qprev, *qnext;      /* ctx->unexp, ctx->claimed or ctx->spare_msgs */
     /* Not cleared on reuse: only ever read after being written. */
     _Alignas(16) unsigned char inline_data[SHM_MSG_INLINE];
 };
@@ -213,8 +188,8 @@ struct shm_peer {
     struct shm_ring out;
     int wake_fd;                        /* the peer's FIFO, write end */
     int cma_send;                       /* the peer may read our memory */
-    struct shm_req *sq_head, *sq_tail;  /* sends not wholly in the ring, in order */
-    struct shm_req *rts_head, *rts_tail;/* RTS sent, FIN awaited, in order */
+    struct tp_req_queue sq;             /* sends not wholly in the ring, in order */
+    struct tp_req_queue rts;            /* RTS sent, FIN awaited, in order */
     uint64_t next_rts_id, fins_owed, next_fin_id;
     int blocked;                        /* we raised producer_blocked */
     /* receiving: our slot of its choice in our segment */
@@ -225,8 +200,7 @@ struct shm_peer {
 };
 
 struct shm_ctx {
-    const weft_transport_core_t *core;
-    int rank, size;
+    TP_CTX_HEAD;                        /* first (plugins/common/tp.h) */
     size_t ring_size;
     size_t frag;                        /* largest payload of one record */
     size_t cma_threshold;
@@ -255,31 +229,15 @@ struct shm_ctx {
     int *locals;                        /* connected peers, self included */
     int nlocals;
     int npeers_expected;                /* connected peers other than self */
-    struct shm_req *reqs;
-    struct shm_req *spare_reqs;         /* freed, kept for reuse (shm_req.c) */
-    /* unexpected messages' buffers, kept for reuse (shm_match.c) */
+    /* unexpected messages' buffers, kept for reuse (shm_msg.c) */
     unsigned char *spare_ubuf[SHM_UBUF_SPARE_MAX];
     size_t spare_ucap[SHM_UBUF_SPARE_MAX];
     int nspare_ubufs;
     size_t spare_ubytes;                /* their sizes summed */
     struct shm_msg *spare_msgs;         /* freed messages kept for reuse */
     int nspare_msgs;
-    int nspare_reqs;
-    int finalizing;                     /* requests are freed, not kept */
-    struct shm_req *post_head, *post_tail;
-    struct shm_msg *unexp_head, *unexp_tail;
-    struct shm_msg *claimed;
+    int finalizing;                     /* messages and buffers are freed, not kept */
 };
-
-#define SHM_LOG(ctx, level, ...) (ctx)->core->log((level), SHM_NAME, __VA_ARGS__)
-#define SHM_WARN(ctx, ...) SHM_LOG(ctx, WEFT_TRANSPORT_LOG_WARN, __VA_ARGS__)
-#define SHM_INFO(ctx, ...) SHM_LOG(ctx, WEFT_TRANSPORT_LOG_INFO, __VA_ARGS__)
-#define SHM_TRACE(ctx, ...) SHM_LOG(ctx, WEFT_TRANSPORT_LOG_TRACE, __VA_ARGS__)
-
-static inline size_t shm_min(size_t a, size_t b)
-{
-    return a < b ? a : b;
-}
 
 /* shm_host.c: the node's identity, as topo/hostid.c computes it */
 void weft__shm_host_id(const weft_transport_core_t *core, char *buf, size_t cap);
@@ -300,32 +258,14 @@ int weft__shm_cma_probe(struct shm_ctx *ctx, const struct shm_addr *peer);
 int weft__shm_cma_worth(struct shm_ctx *ctx);
 int weft__shm_cma_read(struct shm_ctx *ctx, int peer, void *dst, uint64_t src, size_t len);
 
-/* shm_req.c: requests */
-struct shm_req *weft__shm_req_new(struct shm_ctx *ctx, int kind, int peer, void *buf,
-                                  size_t len, uint64_t tag, uint64_t ignore);
-void weft__shm_req_complete(struct shm_req *r, weft_result_t status);
-void weft__shm_req_free(struct shm_ctx *ctx, struct shm_req *r);
-void weft__shm_req_spares_free(struct shm_ctx *ctx);
-
-/* shm_match.c: posted receives, the unexpected queue, receiving into them */
-int weft__shm_tag_match(uint64_t want, uint64_t ignore, uint64_t got);
-struct shm_req *weft__shm_posted_take(struct shm_ctx *ctx, int peer, uint64_t tag,
-                                      size_t total);
+/* shm_msg.c: where messages' bytes wait, for the common matcher */
+extern const struct tp_match_ops weft__shm_msg_ops;
 struct shm_msg *weft__shm_msg_arrive(struct shm_ctx *ctx, int peer, uint64_t tag,
                                      size_t total);
 unsigned char *weft__shm_msg_dest(struct shm_msg *m, size_t *cap);
 void weft__shm_msg_add(struct shm_ctx *ctx, struct shm_msg *m, size_t len);
-void weft__shm_msg_fail(struct shm_ctx *ctx, struct shm_msg *m, weft_result_t status);
-void weft__shm_posted_fail(struct shm_ctx *ctx, int peer, int any_too, weft_result_t status);
-void weft__shm_unexp_drop(struct shm_ctx *ctx, int peer);
 void weft__shm_msgs_free(struct shm_ctx *ctx);
-weft_result_t weft__shm_irecv(void *vctx, int peer, void *buf, size_t len, uint64_t tag,
-                              uint64_t ignore, void *mh, void **out);
-weft_result_t weft__shm_improbe(void *vctx, int peer, uint64_t tag, uint64_t ignore,
-                                int *found, void **msg, weft_transport_completion_t *info);
-weft_result_t weft__shm_imrecv(void *vctx, void *msg, void *buf, size_t len, void *mh,
-                               void **out);
-void weft__shm_recv_cancel(struct shm_ctx *ctx, struct shm_req *r);
+void weft__shm_spares_free(struct shm_ctx *ctx);
 
 /* shm_send.c: send queues */
 weft_result_t weft__shm_isend(void *vctx, int peer, const void *buf, size_t len,
@@ -333,7 +273,7 @@ weft_result_t weft__shm_isend(void *vctx, int peer, const void *buf, size_t len,
 void weft__shm_pump(struct shm_ctx *ctx, int peer);
 int weft__shm_pump_ready(struct shm_ctx *ctx, int peer);
 void weft__shm_sends_fail(struct shm_ctx *ctx, int peer, weft_result_t status);
-void weft__shm_send_cancel(struct shm_ctx *ctx, struct shm_req *r);
+void weft__shm_send_cancel(struct tp_ctx *tp, struct tp_req *r);
 void weft__shm_fin_arrived(struct shm_ctx *ctx, int peer, uint64_t id);
 void weft__shm_say_goodbye(struct shm_ctx *ctx);
 void weft__shm_wake(struct shm_ctx *ctx, int peer);
@@ -342,6 +282,7 @@ void weft__shm_wake(struct shm_ctx *ctx, int peer);
 void weft__shm_drain(struct shm_ctx *ctx, int peer, size_t budget);
 
 /* shm_progress.c: progress, peers' fate, sleeping */
+void weft__shm_fail_current(struct shm_ctx *ctx, int peer, weft_result_t status);
 void weft__shm_peer_lost(struct shm_ctx *ctx, int peer, const char *why);
 void weft__shm_peer_departed(struct shm_ctx *ctx, int peer);
 void weft__shm_check_peers(struct shm_ctx *ctx);

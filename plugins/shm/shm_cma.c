@@ -27,9 +27,9 @@ int weft__shm_cma_probe(struct shm_ctx *ctx, const struct shm_addr *peer)
     ssize_t n = process_vm_readv((pid_t)peer->pid, &local, 1, &remote, 1, 0);
 
     if (n != (ssize_t)sizeof(got) || got != peer->probe_value) {
-        SHM_INFO(ctx, "cross memory attach to pid %u not permitted (%s): large messages "
-                 "go through the ring", peer->pid, n < 0 ? "process_vm_readv failed" :
-                 "probe mismatch");
+        TP_INFO(ctx, "cross memory attach to pid %u not permitted (%s): large messages "
+                "go through the ring", peer->pid, n < 0 ? "process_vm_readv failed" :
+                "probe mismatch");
         return 0;
     }
     return 1;
@@ -83,14 +83,14 @@ int weft__shm_cma_worth(struct shm_ctx *ctx)
     free(a);
     free(b);
     if (!ok) {
-        SHM_INFO(ctx, "process_vm_readv on this process failed: large messages go through "
-                 "the ring");
+        TP_INFO(ctx, "process_vm_readv on this process failed: large messages go through "
+                "the ring");
         return 0;
     }
-    SHM_INFO(ctx, "process_vm_readv %.1f GB/s, memcpy %.1f GB/s: large messages %s",
-             CALIBRATE_BYTES / best_cma / 1e9, CALIBRATE_BYTES / best_copy / 1e9,
-             best_cma <= 2 * best_copy ? "by cross memory attach where permitted"
-                                       : "through the ring (WEFT_SHM_CMA=1 forces it)");
+    TP_INFO(ctx, "process_vm_readv %.1f GB/s, memcpy %.1f GB/s: large messages %s",
+            CALIBRATE_BYTES / best_cma / 1e9, CALIBRATE_BYTES / best_copy / 1e9,
+            best_cma <= 2 * best_copy ? "by cross memory attach where permitted"
+                                      : "through the ring (WEFT_SHM_CMA=1 forces it)");
     return best_cma <= 2 * best_copy;
 }
 

@@ -32,12 +32,12 @@ static int64_t coarse_ms(void)
 }
 
 /* Whatever is left of peer's current message can never come. */
-static void fail_current(struct shm_ctx *ctx, int peer, weft_result_t status)
+void weft__shm_fail_current(struct shm_ctx *ctx, int peer, weft_result_t status)
 {
     struct shm_peer *p = &ctx->peers[peer];
 
     if (p->cur) {
-        weft__shm_msg_fail(ctx, p->cur, status);
+        weft__tp_match_fail(&ctx->tp, &p->cur->tp, status);
         p->cur = NULL;
     }
 }
@@ -48,11 +48,11 @@ void weft__shm_peer_lost(struct shm_ctx *ctx, int peer, const char *why)
 
     if (p->lost || p->departed)
         return;
-    SHM_WARN(ctx, "rank %d lost: %s", peer, why);
+    TP_WARN(ctx, "rank %d lost: %s", peer, why);
     p->lost = 1;
     weft__shm_sends_fail(ctx, peer, WEFT_ERR_PEER_LOST);
-    fail_current(ctx, peer, WEFT_ERR_PEER_LOST);
-    weft__shm_posted_fail(ctx, peer, 1, WEFT_ERR_PEER_LOST);
+    weft__shm_fail_current(ctx, peer, WEFT_ERR_PEER_LOST);
+    weft__tp_match_fail_peer(&ctx->tp, peer, 1, WEFT_ERR_PEER_LOST);
 }
 
 /* It said goodbye: everything it sent is here, so receives from it alone
@@ -63,11 +63,11 @@ void weft__shm_peer_departed(struct shm_ctx *ctx, int peer)
 
     if (p->lost || p->departed)
         return;
-    SHM_TRACE(ctx, "rank %d left", peer);
+    TP_TRACE(ctx, "rank %d left", peer);
     p->departed = 1;
     weft__shm_sends_fail(ctx, peer, WEFT_ERR_PEER_LOST);
-    fail_current(ctx, peer, WEFT_ERR_PEER_LOST);
-    weft__shm_posted_fail(ctx, peer, 0, WEFT_ERR_PEER_LOST);
+    weft__shm_fail_current(ctx, peer, WEFT_ERR_PEER_LOST);
+    weft__tp_match_fail_peer(&ctx->tp, peer, 0, WEFT_ERR_PEER_LOST);
 }
 
 /* peer's process is gone. What it wrote before is valid: take it first,
@@ -137,7 +137,7 @@ weft_result_t weft__shm_progress(void *vctx)
 
         if (p->has_in && !p->lost && !p->departed)
             weft__shm_drain(ctx, peer, SHM_DRAIN_BUDGET);
-        if (p->sq_head || p->fins_owed)
+        if (p->sq.head || p->fins_owed)
             weft__shm_pump(ctx, peer);
     }
     if (++ctx->ticks % SHM_CHECK_TICKS == 0) {
@@ -193,6 +193,6 @@ weft_result_t weft__shm_get_wait_fd(void *vctx, int *fd)
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     ctx->armed = 1;
     if (work_pending(ctx) && write(ctx->fifo_fd, &byte, 1) < 0 && errno != EAGAIN)
-        SHM_WARN(ctx, "write to own wake-up FIFO: %s", strerror(errno));
+        TP_WARN(ctx, "write to own wake-up FIFO: %s", strerror(errno));
     return WEFT_SUCCESS;
 }

@@ -19,7 +19,7 @@ static void take_payload(struct shm_ctx *ctx, struct shm_ring *ring, struct shm_
     unsigned char *dst = weft__shm_msg_dest(m, &cap);
 
     if (dst && len)
-        weft__shm_ring_peek(ring, off, dst, shm_min(cap, len));
+        weft__shm_ring_peek(ring, off, dst, tp_min(cap, len));
     weft__shm_msg_add(ctx, m, len);
 }
 
@@ -30,7 +30,7 @@ static void take_rts(struct shm_ctx *ctx, int peer, const struct shm_rec *rec,
     struct shm_peer *p = &ctx->peers[peer];
     size_t cap;
     unsigned char *dst = weft__shm_msg_dest(m, &cap);
-    size_t n = shm_min(cap, rec->total);
+    size_t n = tp_min(cap, rec->total);
     int err = 0;
 
     if (dst && n) {
@@ -46,13 +46,13 @@ static void take_rts(struct shm_ctx *ctx, int peer, const struct shm_rec *rec,
     }
     if (err == ESRCH) {
         /* It died: the liveness check says so to everyone waiting. */
-        weft__shm_msg_fail(ctx, m, WEFT_ERR_PEER_LOST);
+        weft__tp_match_fail(&ctx->tp, &m->tp, WEFT_ERR_PEER_LOST);
         return;
     }
-    SHM_WARN(ctx, "cannot read %llu bytes of rank %d's memory (process_vm_readv: %s); "
-             "WEFT_SHM_CMA=0 sends large messages through the ring instead",
-             (unsigned long long)rec->total, peer, strerror(err));
-    weft__shm_msg_fail(ctx, m, WEFT_ERR_SYSTEM);
+    TP_WARN(ctx, "cannot read %llu bytes of rank %d's memory (process_vm_readv: %s); "
+            "WEFT_SHM_CMA=0 sends large messages through the ring instead",
+            (unsigned long long)rec->total, peer, strerror(err));
+    weft__tp_match_fail(&ctx->tp, &m->tp, WEFT_ERR_SYSTEM);
 }
 
 /* Handles one record (payload at sizeof(rec) in the ring). 0 when done
@@ -67,22 +67,22 @@ static int take_record(struct shm_ctx *ctx, int peer, const struct shm_rec *rec)
     case SHM_REC_START:
     case SHM_REC_RTS:
         if (p->cur) {
-            SHM_WARN(ctx, "rank %d started a message before it finished the last one",
-                     peer);
-            weft__shm_msg_fail(ctx, p->cur, WEFT_ERR_INTERNAL);
+            TP_WARN(ctx, "rank %d started a message before it finished the last one",
+                    peer);
+            weft__tp_match_fail(&ctx->tp, &p->cur->tp, WEFT_ERR_INTERNAL);
             p->cur = NULL;
         }
         if (rec->type == SHM_REC_EAGER) {
             /* The common case of small messages: straight into a posted
              * receive, nothing to keep track of. */
-            struct shm_req *r = weft__shm_posted_take(ctx, peer, rec->tag, rec->len);
+            struct tp_req *r = weft__tp_match_take(&ctx->tp, peer, rec->tag, rec->len);
 
             if (r) {
                 if (rec->len && r->len)
                     weft__shm_ring_peek(&p->in, sizeof(*rec), r->buf,
-                                        shm_min(r->len, rec->len));
-                weft__shm_req_complete(r, rec->len > r->len ? WEFT_ERR_TRUNCATED
-                                                            : WEFT_SUCCESS);
+                                        tp_min(r->len, rec->len));
+                weft__tp_req_complete(r, rec->len > r->len ? WEFT_ERR_TRUNCATED
+                                                           : WEFT_SUCCESS);
                 return 0;
             }
         }
@@ -100,7 +100,7 @@ static int take_record(struct shm_ctx *ctx, int peer, const struct shm_rec *rec)
     case SHM_REC_DATA:
         m = p->cur;
         if (!m) {
-            SHM_WARN(ctx, "rank %d sent a fragment of no message; dropped", peer);
+            TP_WARN(ctx, "rank %d sent a fragment of no message; dropped", peer);
             return 0;
         }
         if (m->got + rec->len >= m->total)
@@ -114,7 +114,7 @@ static int take_record(struct shm_ctx *ctx, int peer, const struct shm_rec *rec)
         weft__shm_peer_departed(ctx, peer);
         return 0;
     default:
-        SHM_WARN(ctx, "rank %d wrote a record of unknown type %u; dropped", peer, rec->type);
+        TP_WARN(ctx, "rank %d wrote a record of unknown type %u; dropped", peer, rec->type);
         return 0;
     }
 }

@@ -92,7 +92,7 @@ void weft__shm_remove_stale(struct shm_ctx *ctx)
         if (kill(pid, 0) == 0 || errno != ESRCH)
             continue;
         if (unlink(path) == 0)
-            SHM_INFO(ctx, "removed %s, left by pid %d which is gone", path, (int)pid);
+            TP_INFO(ctx, "removed %s, left by pid %d which is gone", path, (int)pid);
     }
     closedir(dir);
 }
@@ -115,10 +115,10 @@ static void place_on_my_node(struct shm_ctx *ctx, void *addr, size_t len)
     memset(mask, 0, sizeof(mask));
     mask[node / (8 * sizeof(long))] = 1ul << (node % (8 * sizeof(long)));
     if (syscall(SYS_mbind, addr, len, MPOL_PREFERRED_, mask, 16 * 8 * sizeof(long), 0) != 0)
-        SHM_INFO(ctx, "mbind of the receive rings to NUMA node %u failed: %s", node,
-                 strerror(errno));
+        TP_INFO(ctx, "mbind of the receive rings to NUMA node %u failed: %s", node,
+                strerror(errno));
     else
-        SHM_INFO(ctx, "receive rings prefer NUMA node %u", node);
+        TP_INFO(ctx, "receive rings prefer NUMA node %u", node);
 }
 
 /* ------------------------------------------------------------ ours */
@@ -184,8 +184,8 @@ weft_result_t weft__shm_seg_create(struct shm_ctx *ctx)
     /* Everything above is visible before a peer sees the magic. */
     __atomic_store_n(&ctx->hdr->magic, SHM_SEG_MAGIC, __ATOMIC_RELEASE);
     ctx->created = 1;
-    SHM_INFO(ctx, "segment %s: %d slots of %zu-byte rings", ctx->seg_name, SHM_MAX_SLOTS,
-             ctx->ring_size);
+    TP_INFO(ctx, "segment %s: %d slots of %zu-byte rings", ctx->seg_name, SHM_MAX_SLOTS,
+            ctx->ring_size);
     return WEFT_SUCCESS;
 
 err_close_fifo:
@@ -209,10 +209,10 @@ void weft__shm_seg_unlink(struct shm_ctx *ctx)
         return;
     ctx->unlinked = 1;
     if (shm_unlink(ctx->seg_name) != 0 && errno != ENOENT)
-        SHM_WARN(ctx, "shm_unlink(%s): %s", ctx->seg_name, strerror(errno));
+        TP_WARN(ctx, "shm_unlink(%s): %s", ctx->seg_name, strerror(errno));
     if (unlink(ctx->fifo_path) != 0 && errno != ENOENT)
-        SHM_WARN(ctx, "unlink(%s): %s", ctx->fifo_path, strerror(errno));
-    SHM_TRACE(ctx, "unlinked %s: every local peer attached", ctx->seg_name);
+        TP_WARN(ctx, "unlink(%s): %s", ctx->fifo_path, strerror(errno));
+    TP_TRACE(ctx, "unlinked %s: every local peer attached", ctx->seg_name);
 }
 
 /* 1 when peer's process is gone: its pidfd is readable (it is as soon
@@ -295,8 +295,8 @@ void weft__shm_seg_discover(struct shm_ctx *ctx)
         ctx->slots_seen++;
         sender = slot->info.sender;
         if (sender < 0 || sender >= ctx->size) {
-            SHM_WARN(ctx, "slot %u of %s claims to be rank %d's; ignored",
-                     ctx->slots_seen - 1, ctx->seg_name, sender);
+            TP_WARN(ctx, "slot %u of %s claims to be rank %d's; ignored",
+                    ctx->slots_seen - 1, ctx->seg_name, sender);
             continue;
         }
         p = &ctx->peers[sender];
@@ -307,8 +307,8 @@ void weft__shm_seg_discover(struct shm_ctx *ctx)
          * long messages to it go by cross memory attach. */
         p->cma_send = ctx->cma_mode != 0 &&
                       (sender == ctx->rank || slot->info.sender_can_read_owner);
-        SHM_TRACE(ctx, "rank %d writes to slot %u%s", sender, ctx->slots_seen - 1,
-                  p->cma_send ? ", reads our memory" : "");
+        TP_TRACE(ctx, "rank %d writes to slot %u%s", sender, ctx->slots_seen - 1,
+                 p->cma_send ? ", reads our memory" : "");
     }
 }
 

@@ -14,32 +14,6 @@
 
 #include "plugins/shm/shm.h"
 
-static void list_append(struct shm_req **head, struct shm_req **tail, struct shm_req *r)
-{
-    r->qnext = NULL;
-    r->qprev = *tail;
-    if (*tail)
-        (*tail)->qnext = r;
-    else
-        *head = r;
-    *tail = r;
-    r->queued = 1;
-}
-
-static void list_remove(struct shm_req **head, struct shm_req **tail, struct shm_req *r)
-{
-    if (r->qprev)
-        r->qprev->qnext = r->qnext;
-    else
-        *head = r->qnext;
-    if (r->qnext)
-        r->qnext->qprev = r->qprev;
-    else
-        *tail = r->qprev;
-    r->qprev = r->qnext = NULL;
-    r->queued = 0;
-}
-
 /* Wakes peer if it sleeps on its wait descriptor. The caller wrote to the
  * peer's ring (or read from it) before, and the fence orders that before
  * reading the flag: the peer raises the flag before it looks at the ring. */
@@ -57,7 +31,7 @@ void weft__shm_wake(struct shm_ctx *ctx, int peer)
     /* A full FIFO already wakes it; anything else is for the liveness
      * check to find. */
     if (write(p->wake_fd, &byte, 1) < 0 && errno != EAGAIN)
-        SHM_TRACE(ctx, "waking rank %d: %s", peer, strerror(errno));
+        TP_TRACE(ctx, "waking rank %d: %s", peer, strerror(errno));
 }
 
 /* The largest payload of one record to peer: a quarter of its ring, which
@@ -65,13 +39,13 @@ void weft__shm_wake(struct shm_ctx *ctx, int peer)
  * more than ours. */
 static size_t peer_frag(const struct shm_ctx *ctx, const struct shm_peer *p)
 {
-    return p->out.cap ? shm_min(ctx->frag, p->out.cap / 4) : ctx->frag;
+    return p->out.cap ? tp_min(ctx->frag, p->out.cap / 4) : ctx->frag;
 }
 
 /* Bytes the next record of peer's queue needs in the ring, 0 if none. */
 static size_t next_need(const struct shm_ctx *ctx, const struct shm_peer *p)
 {
-    const struct shm_req *r = p->sq_head;
+    const struct shm_req *r = (const struct shm_req *)p->sq.head;
 
     if (p->fins_owed)
         return sizeof(struct shm_rec);
@@ -79,7 +53,7 @@ static size_t next_need(const struct shm_ctx *ctx, const struct shm_peer *p)
         return 0;
     if (r->rts)
         return sizeof(struct shm_rec);
-    return sizeof(struct shm_rec) + shm_min(peer_frag(ctx, p), r->len - r->pushed);
+    return sizeof(struct shm_rec) + tp_min(peer_frag(ctx, p), r->len - r->pushed);
 }
 
 int weft__shm_pump_ready(struct shm_ctx *ctx, int peer)
@@ -93,7 +67,7 @@ int weft__shm_pump_ready(struct shm_ctx *ctx, int peer)
 /* Pushes the next record of peer's queue: 1 when it went in. */
 static int push_one(struct shm_ctx *ctx, struct shm_peer *p)
 {
-    struct shm_req *r = p->sq_head;
+    struct shm_req *r = (struct shm_req *)p->sq.head;
     struct shm_rec rec;
     size_t n;
 
@@ -117,11 +91,11 @@ static int push_one(struct shm_ctx *ctx, struct shm_peer *p)
             return 0;
         r->id = p->next_rts_id++;
         r->started = 1;
-        list_remove(&p->sq_head, &p->sq_tail, r);
-        list_append(&p->rts_head, &p->rts_tail, r);
+        weft__tp_queue_remove(&p->sq, &r->tp);
+        weft__tp_queue_append(&p->rts, &r->tp);
         return 1;
     }
-    n = shm_min(peer_frag(ctx, p), r->len - r->pushed);
+    n = tp_min(peer_frag(ctx, p), r->len - r->pushed);
     rec.type = r->started ? SHM_REC_DATA : n == r->len ? SHM_REC_EAGER : SHM_REC_START;
     rec.len = (uint32_t)n;
     if (weft__shm_ring_push(&p->out, &rec, sizeof(rec), r->buf + r->pushed, n) != 0)
@@ -129,8 +103,8 @@ static int push_one(struct shm_ctx *ctx, struct shm_peer *p)
     r->started = 1;
     r->pushed += n;
     if (r->pushed == r->len) {
-        list_remove(&p->sq_head, &p->sq_tail, r);
-        weft__shm_req_complete(r, WEFT_SUCCESS);
+        weft__tp_queue_remove(&p->sq, &r->tp);
+        weft__tp_req_complete(&r->tp, WEFT_SUCCESS);
     }
     return 1;
 }
@@ -143,9 +117,9 @@ void weft__shm_pump(struct shm_ctx *ctx, int peer)
     if (!p->slot || p->lost || p->departed)
         return;
     for (;;) {
-        while ((p->fins_owed || p->sq_head) && push_one(ctx, p))
+        while ((p->fins_owed || p->sq.head) && push_one(ctx, p))
             pushed = 1;
-        if (!p->fins_owed && !p->sq_head)
+        if (!p->fins_owed && !p->sq.head)
             break;
         /* Full: ask the consumer for a wake-up, then look once more, in
          * case it made room before it could see the request. */
@@ -161,33 +135,29 @@ void weft__shm_pump(struct shm_ctx *ctx, int peer)
 void weft__shm_fin_arrived(struct shm_ctx *ctx, int peer, uint64_t id)
 {
     struct shm_peer *p = &ctx->peers[peer];
-    struct shm_req *r = p->rts_head;
+    struct shm_req *r = (struct shm_req *)p->rts.head;
 
     if (!r || r->id != id) {
-        SHM_WARN(ctx, "rank %d finished reading message %llu, which is not the oldest one "
-                 "it was asked to read; ignored", peer, (unsigned long long)id);
+        TP_WARN(ctx, "rank %d finished reading message %llu, which is not the oldest one "
+                "it was asked to read; ignored", peer, (unsigned long long)id);
         return;
     }
-    list_remove(&p->rts_head, &p->rts_tail, r);
-    weft__shm_req_complete(r, WEFT_SUCCESS);
+    weft__tp_queue_remove(&p->rts, &r->tp);
+    weft__tp_req_complete(&r->tp, WEFT_SUCCESS);
 }
 
 void weft__shm_sends_fail(struct shm_ctx *ctx, int peer, weft_result_t status)
 {
     struct shm_peer *p = &ctx->peers[peer];
+    struct tp_req_queue *queues[2] = { &p->sq, &p->rts };
 
-    while (p->sq_head) {
-        struct shm_req *r = p->sq_head;
+    for (int i = 0; i < 2; i++)
+        while (queues[i]->head) {
+            struct tp_req *r = queues[i]->head;
 
-        list_remove(&p->sq_head, &p->sq_tail, r);
-        weft__shm_req_complete(r, status);
-    }
-    while (p->rts_head) {
-        struct shm_req *r = p->rts_head;
-
-        list_remove(&p->rts_head, &p->rts_tail, r);
-        weft__shm_req_complete(r, status);
-    }
+            weft__tp_queue_remove(queues[i], r);
+            weft__tp_req_complete(r, status);
+        }
     p->fins_owed = 0;
 }
 
@@ -195,14 +165,14 @@ void weft__shm_sends_fail(struct shm_ctx *ctx, int peer, weft_result_t status)
  * goes on (the receiver has its first bytes), and an RTS waits for its
  * FIN (the receiver may be reading the buffer): both then report the
  * cancel. */
-void weft__shm_send_cancel(struct shm_ctx *ctx, struct shm_req *r)
+void weft__shm_send_cancel(struct tp_ctx *tp, struct tp_req *r)
 {
-    struct shm_peer *p = &ctx->peers[r->peer];
+    struct shm_peer *p = &((struct shm_ctx *)tp)->peers[r->peer];
 
     r->cancelled = 1;
-    if (r->queued && !r->started) {
-        list_remove(&p->sq_head, &p->sq_tail, r);
-        weft__shm_req_complete(r, WEFT_ERR_ABORTED);
+    if (r->queued && !((struct shm_req *)r)->started) {
+        weft__tp_queue_remove(&p->sq, r);
+        weft__tp_req_complete(r, WEFT_ERR_ABORTED);
     }
 }
 
@@ -210,29 +180,18 @@ weft_result_t weft__shm_isend(void *vctx, int peer, const void *buf, size_t len,
                               uint64_t tag, void *mh, void **out)
 {
     struct shm_ctx *ctx = vctx;
-    struct shm_peer *p;
-    struct shm_req *r;
+    weft_result_t rc;
+    struct shm_req *r = (struct shm_req *)weft__tp_isend_new(&ctx->tp, peer, buf, len, tag,
+                                                             out, &rc);
 
-    if (!out || (!buf && len)) {
-        ctx->core->set_error(SHM_NAME ": isend to rank %d: %s is NULL", peer,
-                             out ? "buf" : "req");
-        return WEFT_ERR_INVALID_ARG;
-    }
-    if (peer < 0 || peer >= ctx->size || !ctx->peers[peer].known) {
-        ctx->core->set_error(SHM_NAME ": isend to rank %d, which is not connected", peer);
-        return WEFT_ERR_INVALID_ARG;
-    }
-    r = weft__shm_req_new(ctx, SHM_SEND, peer, (void *)buf, len, tag, 0);
     if (!r)
-        return WEFT_ERR_NO_MEMORY;
-    *out = r;
-    p = &ctx->peers[peer];
-    if (p->lost || p->departed) {
-        weft__shm_req_complete(r, WEFT_ERR_PEER_LOST);
+        return rc;
+    /* What test() reports as len, whatever becomes of the send. */
+    r->total = len;
+    if (r->done)
         return WEFT_SUCCESS;
-    }
-    r->rts = len >= ctx->cma_threshold && len > ctx->frag && p->cma_send;
-    list_append(&p->sq_head, &p->sq_tail, r);
+    r->rts = len >= ctx->cma_threshold && len > ctx->frag && ctx->peers[peer].cma_send;
+    weft__tp_queue_append(&ctx->peers[peer].sq, &r->tp);
     /* Short messages usually leave now, not at the next progress. */
     weft__shm_pump(ctx, peer);
     return WEFT_SUCCESS;

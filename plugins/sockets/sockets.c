@@ -18,6 +18,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "plugins/common/tp_mem.h"
 #include "plugins/sockets/sockets.h"
 
 /* Socket buffers this big keep a 100 Gb/s link with a 300 us round trip
@@ -26,29 +27,6 @@
 #define SOCK_BUF_BYTES (4 << 20)
 
 /* ------------------------------------------------------------ parameters */
-
-/* Reads an integer parameter within [lo, hi]; 0 on success (def when
- * unset), -1 with the error set. */
-static int param_long(const weft_transport_core_t *core, const char *name, long lo, long hi,
-                      long def, long *out)
-{
-    const char *s = core->get_param ? core->get_param(name) : NULL;
-    char *end;
-    long v;
-
-    if (!s || !*s) {
-        *out = def;
-        return 0;
-    }
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        core->set_error(SOCK_NAME ": %s=%s is not a number from %ld to %ld", name, s, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
 
 static long proc_long(const char *path)
 {
@@ -72,6 +50,27 @@ static int pick_bufsize(void)
 }
 
 /* ------------------------------------------------------------ set-up */
+
+/* A peer takes no more sends once lost or gone, and sends nothing more
+ * once lost, or gone and every message it started to this rank has
+ * started here. */
+static int peer_state(struct tp_ctx *tp, int peer, int kind)
+{
+    const struct sock_peer *p = &((struct sock_ctx *)tp)->peers[peer];
+
+    if (!p->known)
+        return TP_PEER_UNKNOWN;
+    if (p->lost || (p->departed && (kind == TP_SEND || p->next_start_id >= p->bye_msgs)))
+        return TP_PEER_GONE;
+    return TP_PEER_UP;
+}
+
+static const struct tp_ops sock_tp_ops = {
+    .req_size = sizeof(struct sock_req),
+    .peer = peer_state,
+    .send_cancel = weft__sock_send_cancel,
+    .match = &weft__sock_msg_ops,
+};
 
 static weft_result_t open_listener(struct sock_ctx *ctx)
 {
@@ -108,9 +107,11 @@ static weft_result_t open_listener(struct sock_ctx *ctx)
         goto err_close_listener;
     }
     weft__sock_addr_from_sa(&ctx->self, (struct sockaddr *)&ss);
+    weft__tp_describe(&ctx->tp, WEFT_TRANSPORT_CAP_MPROBE | WEFT_TRANSPORT_CAP_SELF, 15.0,
+                      10.0, &ctx->self, sizeof(ctx->self));
     weft__sock_sa_str((struct sockaddr *)&ss, bound, sizeof(bound));
-    SOCK_INFO(ctx, "rank %d listens on %s (%s); %d stream%s per peer, frames of %zu bytes",
-              ctx->rank, bound, where, ctx->nsocks, ctx->nsocks > 1 ? "s" : "", ctx->chunk);
+    TP_INFO(ctx, "rank %d listens on %s (%s); %d stream%s per peer, frames of %zu bytes",
+            ctx->rank, bound, where, ctx->nsocks, ctx->nsocks > 1 ? "s" : "", ctx->chunk);
     return WEFT_SUCCESS;
 
 err_close_listener:
@@ -125,24 +126,16 @@ static weft_result_t sock_init(const weft_transport_core_t *core, void **out)
     long nsocks, chunk;
     weft_result_t rc;
 
-    if (!core || core->struct_size < sizeof(*core) || !out)
-        return WEFT_ERR_INVALID_ARG;
-    if (core->size <= 0 || core->rank < 0 || core->rank >= core->size) {
-        core->set_error(SOCK_NAME ": rank %d of %d makes no sense", core->rank, core->size);
-        return WEFT_ERR_INVALID_ARG;
+    ctx = weft__tp_ctx_new(core, out, SOCK_NAME, sizeof(*ctx), &sock_tp_ops, &rc);
+    if (!ctx)
+        return rc;
+    if (weft__tp_param_long(&ctx->tp, "WEFT_SOCKET_NSOCKS", 1, SOCK_MAX_STREAMS, 1,
+                            &nsocks) != 0 ||
+        weft__tp_param_long(&ctx->tp, "WEFT_SOCKET_CHUNK", SOCK_MIN_CHUNK, SOCK_MAX_CHUNK,
+                            SOCK_DEFAULT_CHUNK, &chunk) != 0) {
+        rc = WEFT_ERR_INVALID_ARG;
+        goto err_free_ctx;
     }
-    if (param_long(core, "WEFT_SOCKET_NSOCKS", 1, SOCK_MAX_STREAMS, 1, &nsocks) != 0 ||
-        param_long(core, "WEFT_SOCKET_CHUNK", SOCK_MIN_CHUNK, SOCK_MAX_CHUNK,
-                   SOCK_DEFAULT_CHUNK, &chunk) != 0)
-        return WEFT_ERR_INVALID_ARG;
-    ctx = calloc(1, sizeof(*ctx));
-    if (!ctx) {
-        core->set_error(SOCK_NAME ": out of memory");
-        return WEFT_ERR_NO_MEMORY;
-    }
-    ctx->core = core;
-    ctx->rank = core->rank;
-    ctx->size = core->size;
     ctx->nsocks = (int)nsocks;
     ctx->chunk = (size_t)chunk;
     ctx->bufsize = pick_bufsize();
@@ -174,37 +167,6 @@ err_free_ctx:
     return rc;
 }
 
-static weft_result_t sock_query(void *vctx, weft_transport_caps_t *caps)
-{
-    weft_transport_caps_t mine;
-
-    if (!caps)
-        return WEFT_ERR_INVALID_ARG;
-    memset(&mine, 0, sizeof(mine));
-    mine.flags = WEFT_TRANSPORT_CAP_MPROBE | WEFT_TRANSPORT_CAP_SELF;
-    mine.mem_types = 1u << WEFT_TRANSPORT_MEM_HOST;
-    mine.max_msg_size = SIZE_MAX;
-    mine.latency_us = 15.0;
-    mine.bandwidth_gbps = 10.0;
-    /* Hand over only what the core's struct has room for. */
-    mine.struct_size = caps->struct_size;
-    memcpy(caps, &mine, sock_min(caps->struct_size, sizeof(mine)));
-    return WEFT_SUCCESS;
-}
-
-static weft_result_t sock_get_address(void *vctx, void *addr, size_t *len)
-{
-    struct sock_ctx *ctx = vctx;
-
-    if (!addr || !len || *len < sizeof(ctx->self)) {
-        ctx->core->set_error(SOCK_NAME ": get_address needs %zu bytes", sizeof(ctx->self));
-        return WEFT_ERR_INVALID_ARG;
-    }
-    memcpy(addr, &ctx->self, sizeof(ctx->self));
-    *len = sizeof(ctx->self);
-    return WEFT_SUCCESS;
-}
-
 static weft_result_t sock_reach(void *vctx, const void *addr, size_t len,
                                 weft_transport_reach_t *reach)
 {
@@ -220,14 +182,11 @@ static weft_result_t sock_connect(void *vctx, int peer, const void *addr, size_t
     struct sock_ctx *ctx = vctx;
     struct sock_peer *p;
 
-    if (peer < 0 || peer >= ctx->size) {
-        ctx->core->set_error(SOCK_NAME ": connect to rank %d, not in 0..%d", peer,
-                             ctx->size - 1);
+    if (weft__tp_check_rank(&ctx->tp, "connect to", peer) != 0)
         return WEFT_ERR_INVALID_ARG;
-    }
     if (!weft__sock_addr_valid(addr, len)) {
-        ctx->core->set_error(SOCK_NAME ": the address of rank %d (%zu bytes) is not a "
-                             SOCK_NAME " address", peer, len);
+        weft__tp_error(&ctx->tp, "the address of rank %d (%zu bytes) is not a " SOCK_NAME
+                       " address", peer, len);
         return WEFT_ERR_INVALID_ARG;
     }
     p = &ctx->peers[peer];
@@ -253,18 +212,15 @@ static weft_result_t sock_disconnect(void *vctx, int peer)
     struct sock_ctx *ctx = vctx;
     struct sock_peer *p;
 
-    if (peer < 0 || peer >= ctx->size) {
-        ctx->core->set_error(SOCK_NAME ": disconnect from rank %d, not in 0..%d", peer,
-                             ctx->size - 1);
+    if (weft__tp_check_rank(&ctx->tp, "disconnect from", peer) != 0)
         return WEFT_ERR_INVALID_ARG;
-    }
     p = &ctx->peers[peer];
     /* No goodbye: the peer is to see this end as a loss. */
     weft__sock_peer_close_all(ctx, peer);
     weft__sock_sends_fail(ctx, peer, WEFT_ERR_ABORTED);
     weft__sock_msgs_fail(ctx, peer, WEFT_ERR_ABORTED);
-    weft__sock_unexp_drop(ctx, peer);
-    weft__sock_posted_fail(ctx, peer, 0, WEFT_ERR_ABORTED);
+    weft__tp_match_drop_peer(&ctx->tp, peer);
+    weft__tp_match_fail_peer(&ctx->tp, peer, 0, WEFT_ERR_ABORTED);
     p->known = 0;
     p->lost = p->departed = 0;
     p->disconnected = 1;
@@ -275,6 +231,8 @@ static weft_result_t sock_disconnect(void *vctx, int peer)
     return WEFT_SUCCESS;
 }
 
+/* The messages still arriving; the queued ones go with the common part,
+ * which must then not unlink them from flight lists freed here. */
 static void free_messages(struct sock_ctx *ctx)
 {
     for (int i = 0; i < ctx->size; i++) {
@@ -282,23 +240,11 @@ static void free_messages(struct sock_ctx *ctx)
 
         for (; m; m = next) {
             next = m->fnext;
-            /* The queued ones go with their queues below. */
+            m->in_flight = 0;
             if (!m->in_unexp && !m->claimed)
                 weft__sock_msg_free(m);
         }
         ctx->peers[i].flight = NULL;
-    }
-    while (ctx->unexp_head) {
-        struct sock_msg *m = ctx->unexp_head;
-
-        ctx->unexp_head = m->qnext;
-        weft__sock_msg_free(m);
-    }
-    while (ctx->claimed) {
-        struct sock_msg *m = ctx->claimed;
-
-        ctx->claimed = m->qnext;
-        weft__sock_msg_free(m);
     }
 }
 
@@ -312,9 +258,8 @@ static weft_result_t sock_finalize(void *vctx)
     while (ctx->conns)
         weft__sock_conn_close(ctx, ctx->conns);
     weft__sock_free_zombies(ctx);
-    while (ctx->reqs)
-        weft__sock_req_free(ctx, ctx->reqs);
     free_messages(ctx);
+    weft__tp_ctx_fini(&ctx->tp);
     close(ctx->listen_fd);
     close(ctx->epfd);
     free(ctx->peers);
@@ -323,70 +268,6 @@ static weft_result_t sock_finalize(void *vctx)
 }
 
 /* ------------------------------------------------------------ small calls */
-
-static weft_result_t sock_mem_register(void *vctx, void *buf, size_t len, int mem_type,
-                                       void **mh)
-{
-    struct sock_ctx *ctx = vctx;
-
-    if (!mh)
-        return WEFT_ERR_INVALID_ARG;
-    if (mem_type != WEFT_TRANSPORT_MEM_HOST) {
-        ctx->core->set_error(SOCK_NAME ": memory type %d is not host memory", mem_type);
-        return WEFT_ERR_UNSUPPORTED;
-    }
-    /* The kernel copies from any buffer: nothing to register. */
-    *mh = NULL;
-    return WEFT_SUCCESS;
-}
-
-static weft_result_t sock_mem_deregister(void *vctx, void *mh)
-{
-    return WEFT_SUCCESS;
-}
-
-static weft_result_t sock_test(void *vctx, void *vreq, int *done,
-                               weft_transport_completion_t *c)
-{
-    struct sock_ctx *ctx = vctx;
-    struct sock_req *r = vreq;
-
-    if (!r || !done) {
-        ctx->core->set_error(SOCK_NAME ": test: %s is NULL", r ? "done" : "req");
-        return WEFT_ERR_INVALID_ARG;
-    }
-    if (!r->done) {
-        *done = 0;
-        return WEFT_SUCCESS;
-    }
-    *done = 1;
-    if (c) {
-        c->status = r->status;
-        c->peer = r->src;
-        c->tag = r->mtag;
-        c->len = r->total;
-    }
-    weft__sock_req_free(ctx, r);
-    return WEFT_SUCCESS;
-}
-
-static weft_result_t sock_cancel(void *vctx, void *vreq)
-{
-    struct sock_ctx *ctx = vctx;
-    struct sock_req *r = vreq;
-
-    if (!r) {
-        ctx->core->set_error(SOCK_NAME ": cancel: req is NULL");
-        return WEFT_ERR_INVALID_ARG;
-    }
-    if (r->done)
-        return WEFT_SUCCESS;
-    if (r->kind == SOCK_RECV)
-        weft__sock_recv_cancel(ctx, r);
-    else
-        weft__sock_send_cancel(ctx, r);
-    return WEFT_SUCCESS;
-}
 
 static weft_result_t sock_get_wait_fd(void *vctx, int *fd)
 {
@@ -404,22 +285,22 @@ __attribute__((visibility("default"))) const weft_transport_v1_t weft_transport_
     .name = SOCK_NAME,
     .description = "TCP sockets over any IP network",
     .init = sock_init,
-    .query = sock_query,
-    .get_address = sock_get_address,
+    .query = weft__tp_query,
+    .get_address = weft__tp_get_address,
     .reach = sock_reach,
     .connect = sock_connect,
     .disconnect = sock_disconnect,
     .finalize = sock_finalize,
-    .mem_register = sock_mem_register,
-    .mem_deregister = sock_mem_deregister,
+    .mem_register = weft__tp_mem_register,
+    .mem_deregister = weft__tp_mem_deregister,
     .isend = weft__sock_isend,
-    .irecv = weft__sock_irecv,
-    .test = sock_test,
-    .cancel = sock_cancel,
+    .irecv = weft__tp_irecv,
+    .test = weft__tp_test,
+    .cancel = weft__tp_cancel,
     .progress = weft__sock_progress,
     .get_wait_fd = sock_get_wait_fd,
-    .improbe = weft__sock_improbe,
-    .imrecv = weft__sock_imrecv,
+    .improbe = weft__tp_improbe,
+    .imrecv = weft__tp_imrecv,
     .mem_export = NULL,
     .put = NULL,
     /* Any IP network will do, loopback included. */

@@ -38,6 +38,7 @@
 #include <sys/socket.h>
 
 #include "weft/transport.h"
+#include "plugins/common/tp.h"
 
 #define SOCK_NAME "sockets"
 #define SOCK_ADDR_MAGIC 0x5753434bu     /* address blob */
@@ -84,30 +85,10 @@ struct sock_frame {
     uint32_t flags;                     /* SOCK_FRAME_* */
 };
 
-enum { SOCK_SEND = 1, SOCK_RECV = 2 };
-
-struct sock_msg;
-
-/* A request handed to the core; it lives until test() reports it done. */
+/* A request: the common head (plugins/common/tp_req.h), then what a send
+ * needs. */
 struct sock_req {
-    struct sock_req *prev, *next;       /* ctx->reqs: every live request */
-    int kind;
-    int done;
-    int cancelled;
-    weft_result_t status;
-    int peer;                           /* destination, or source / ANY_PEER */
-    uint64_t tag, ignore;
-    unsigned char *buf;
-    size_t len;                         /* send length, or receive capacity */
-    /* completion */
-    int src;
-    uint64_t mtag;
-    size_t total;
-    /* queue links: a send in its peer's send queue, a receive in the
-     * posted list */
-    struct sock_req *qprev, *qnext;
-    int queued;
-    /* sends */
+    TP_REQ_HEAD;                        /* first (plugins/common/tp_req.h) */
     int picked;                         /* its start frame was handed to stream 0 */
     int started;                        /* ... and written */
     uint64_t msg_id;
@@ -115,33 +96,25 @@ struct sock_req {
     size_t written;                     /* payload bytes of frames fully written */
     struct sock_req *act_next;          /* peer's round-robin of started sends */
     int in_active;
-    /* receives */
-    struct sock_msg *msg;               /* message being received into buf */
 };
 
 struct sock_range {
     size_t lo, hi;
 };
 
-/* A message from a peer: arriving, or arrived and not yet received. */
+/* A message from a peer: arriving, or arrived and not yet received. The
+ * common head (plugins/common/tp_match.h) is the matcher's from its start
+ * frame on. */
 struct sock_msg {
-    int peer;
+    TP_MSG_HEAD;                        /* first (plugins/common/tp_match.h) */
     uint64_t id;
-    uint64_t tag;
-    size_t total, got;
     unsigned started : 1;               /* its start frame arrived (tag known) */
     unsigned in_flight : 1;             /* in the peer's flight list */
-    unsigned in_unexp : 1;              /* in ctx->unexp */
-    unsigned claimed : 1;               /* taken by improbe, in ctx->claimed */
-    unsigned orphan : 1;                /* its receive was cancelled: discard */
-    unsigned dead : 1;                  /* can never complete (peer gone) */
     unsigned rg_all : 1;                /* rg lost track: all of ubuf counts */
     unsigned char *ubuf;                /* bytes arriving before a receive matched */
     struct sock_range *rg;              /* which bytes of ubuf arrived, sorted */
     int nrg, caprg;
-    struct sock_req *req;               /* the receive it is bound to */
     struct sock_msg *fprev, *fnext;     /* peer's flight list (incomplete ones) */
-    struct sock_msg *qprev, *qnext;     /* ctx->unexp or ctx->claimed */
 };
 
 enum sock_rstate {
@@ -203,7 +176,8 @@ struct sock_peer {
     /* sending: every unfinished send in send order; next_start is the
      * first whose start frame is not handed out yet (the ones after it
      * are not either) */
-    struct sock_req *sq_head, *sq_tail, *next_start;
+    struct tp_req_queue sq;
+    struct sock_req *next_start;
     struct sock_req *act_head, *act_tail;
     int start_turn;
     uint64_t next_msg_id;
@@ -221,8 +195,7 @@ struct sock_peer {
 };
 
 struct sock_ctx {
-    const weft_transport_core_t *core;
-    int rank, size;
+    TP_CTX_HEAD;                        /* first (plugins/common/tp.h) */
     int nsocks;
     size_t chunk;
     int bufsize;                        /* SO_SNDBUF/SO_RCVBUF, 0: kernel's */
@@ -233,22 +206,8 @@ struct sock_ctx {
     struct sock_conn *conns;
     struct sock_conn *zombies;          /* closed, freed at the end of progress */
     int nheld;
-    struct sock_req *reqs;
-    struct sock_req *post_head, *post_tail;
-    struct sock_msg *unexp_head, *unexp_tail;
-    struct sock_msg *claimed;
     unsigned char discard[SOCK_DISCARD_BYTES];
 };
-
-#define SOCK_LOG(ctx, level, ...) (ctx)->core->log((level), SOCK_NAME, __VA_ARGS__)
-#define SOCK_WARN(ctx, ...) SOCK_LOG(ctx, WEFT_TRANSPORT_LOG_WARN, __VA_ARGS__)
-#define SOCK_INFO(ctx, ...) SOCK_LOG(ctx, WEFT_TRANSPORT_LOG_INFO, __VA_ARGS__)
-#define SOCK_TRACE(ctx, ...) SOCK_LOG(ctx, WEFT_TRANSPORT_LOG_TRACE, __VA_ARGS__)
-
-static inline size_t sock_min(size_t a, size_t b)
-{
-    return a < b ? a : b;
-}
 
 /* sockets_addr.c: the address blob */
 int weft__sock_addr_valid(const void *blob, size_t len);
@@ -265,44 +224,24 @@ weft_result_t weft__sock_pick_address(const weft_transport_core_t *core,
                                       struct sockaddr_storage *ss, socklen_t *len,
                                       char *desc, size_t desc_cap);
 
-/* sockets_req.c: requests */
-struct sock_req *weft__sock_req_new(struct sock_ctx *ctx, int kind, int peer, void *buf,
-                                    size_t len, uint64_t tag, uint64_t ignore);
-void weft__sock_req_complete(struct sock_req *r, weft_result_t status);
-void weft__sock_req_free(struct sock_ctx *ctx, struct sock_req *r);
-
-/* sockets_msg.c: incoming messages */
+/* sockets_msg.c: incoming messages, where their bytes wait for the common
+ * matcher */
+extern const struct tp_match_ops weft__sock_msg_ops;
 struct sock_msg *weft__sock_msg_new(struct sock_ctx *ctx, int peer, uint64_t id, size_t total);
 int weft__sock_msg_buffer(struct sock_msg *m);
 void weft__sock_msg_arrived(struct sock_msg *m, size_t lo, size_t hi);
 struct sock_msg *weft__sock_msg_find(struct sock_peer *p, uint64_t id);
 void weft__sock_msg_flight_remove(struct sock_ctx *ctx, struct sock_msg *m);
 void weft__sock_msg_free(struct sock_msg *m);
-void weft__sock_msg_bind(struct sock_ctx *ctx, struct sock_req *r, struct sock_msg *m);
 void weft__sock_msg_check_done(struct sock_ctx *ctx, struct sock_msg *m);
 void weft__sock_msgs_fail(struct sock_ctx *ctx, int peer, weft_result_t status);
-
-/* sockets_match.c: posted receives and the unexpected queue */
-int weft__sock_tag_match(uint64_t want, uint64_t ignore, uint64_t got);
-int weft__sock_msg_started(struct sock_ctx *ctx, struct sock_msg *m);
-void weft__sock_posted_fail(struct sock_ctx *ctx, int peer, int any_too, weft_result_t status);
-void weft__sock_unexp_drop(struct sock_ctx *ctx, int peer);
-void weft__sock_unexp_remove(struct sock_ctx *ctx, struct sock_msg *m);
-void weft__sock_claimed_remove(struct sock_ctx *ctx, struct sock_msg *m);
-void weft__sock_recv_cancel(struct sock_ctx *ctx, struct sock_req *r);
-weft_result_t weft__sock_irecv(void *vctx, int peer, void *buf, size_t len, uint64_t tag,
-                               uint64_t ignore, void *mh, void **out);
-weft_result_t weft__sock_improbe(void *vctx, int peer, uint64_t tag, uint64_t ignore,
-                                 int *found, void **msg, weft_transport_completion_t *info);
-weft_result_t weft__sock_imrecv(void *vctx, void *msg, void *buf, size_t len, void *mh,
-                                void **out);
 
 /* sockets_send.c: the send queues and the write side of streams */
 weft_result_t weft__sock_isend(void *vctx, int peer, const void *buf, size_t len,
                                uint64_t tag, void *mh, void **out);
 int weft__sock_pump(struct sock_ctx *ctx, int peer);
 void weft__sock_sends_fail(struct sock_ctx *ctx, int peer, weft_result_t status);
-void weft__sock_send_cancel(struct sock_ctx *ctx, struct sock_req *r);
+void weft__sock_send_cancel(struct tp_ctx *tp, struct tp_req *r);
 int weft__sock_stream_idle(const struct sock_conn *c);
 
 /* sockets_recv.c: the read side of streams */

@@ -139,7 +139,7 @@ static void departed_check(struct sock_ctx *ctx, int peer)
     if (!p->departed)
         return;
     if (p->next_start_id >= p->bye_msgs)
-        weft__sock_posted_fail(ctx, peer, 0, WEFT_ERR_PEER_LOST);
+        weft__tp_match_fail_peer(&ctx->tp, peer, 0, WEFT_ERR_PEER_LOST);
     for (int k = 0; k < SOCK_MAX_STREAMS; k++)
         if (p->in[k] || (k < p->bye_streams && !((p->in_seen >> k) & 1u)))
             ended = 0;
@@ -155,7 +155,7 @@ void weft__sock_peer_departed(struct sock_ctx *ctx, int peer, uint64_t msgs, int
     struct sock_peer *p = &ctx->peers[peer];
 
     if (!p->departed) {
-        SOCK_INFO(ctx, "rank %d finalized", peer);
+        TP_INFO(ctx, "rank %d finalized", peer);
         p->departed = 1;
         p->bye_msgs = msgs;
         p->bye_streams = streams < 0 ? 0 : streams > SOCK_MAX_STREAMS ? SOCK_MAX_STREAMS
@@ -170,12 +170,12 @@ static void peer_lost(struct sock_ctx *ctx, int peer, const char *why)
     struct sock_peer *p = &ctx->peers[peer];
 
     if (!p->lost)
-        SOCK_WARN(ctx, "rank %d lost: %s", peer, why);
+        TP_WARN(ctx, "rank %d lost: %s", peer, why);
     p->lost = 1;
     weft__sock_peer_close_all(ctx, peer);
     weft__sock_sends_fail(ctx, peer, WEFT_ERR_PEER_LOST);
     weft__sock_msgs_fail(ctx, peer, WEFT_ERR_PEER_LOST);
-    weft__sock_posted_fail(ctx, peer, 1, WEFT_ERR_PEER_LOST);
+    weft__tp_match_fail_peer(&ctx->tp, peer, 1, WEFT_ERR_PEER_LOST);
 }
 
 /* c ended (EOF, error or a protocol violation, described by c->err and
@@ -191,7 +191,7 @@ void weft__sock_conn_failed(struct sock_ctx *ctx, struct sock_conn *c, const cha
     snprintf(why, sizeof(why), "%s on stream %d: %s", what, c->stream,
              c->why ? c->why : c->err ? strerror(c->err) : "closed by the peer");
     if (peer < 0) {
-        SOCK_TRACE(ctx, "connection without a hello ended: %s", why);
+        TP_TRACE(ctx, "connection without a hello ended: %s", why);
         weft__sock_conn_close(ctx, c);
         return;
     }
@@ -208,7 +208,7 @@ void weft__sock_conn_failed(struct sock_ctx *ctx, struct sock_conn *c, const cha
     }
     if (p->departed) {
         if (c->why)
-            SOCK_WARN(ctx, "rank %d: %s", peer, why);
+            TP_WARN(ctx, "rank %d: %s", peer, why);
         weft__sock_conn_close(ctx, c);
         departed_check(ctx, peer);
         return;
@@ -295,7 +295,7 @@ static void connect_done(struct sock_ctx *ctx, struct sock_conn *c)
         return;
     }
     c->connecting = 0;
-    SOCK_TRACE(ctx, "stream %d to rank %d connected", c->stream, c->peer);
+    TP_TRACE(ctx, "stream %d to rank %d connected", c->stream, c->peer);
 }
 
 /* ------------------------------------------------------------ accepting */
@@ -309,7 +309,7 @@ static void accept_all(struct sock_ctx *ctx)
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
-                SOCK_WARN(ctx, "accept failed: %s", strerror(errno));
+                TP_WARN(ctx, "accept failed: %s", strerror(errno));
             return;
         }
         tune(ctx, fd);
@@ -333,7 +333,7 @@ static void reject(struct sock_ctx *ctx, struct sock_conn *c, const char *fmt, .
     va_start(ap, fmt);
     vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
-    SOCK_WARN(ctx, "refused a connection from %s: %s", from, why);
+    TP_WARN(ctx, "refused a connection from %s: %s", from, why);
 }
 
 /* A whole hello arrived on accepted stream c: 0 when it is accepted, 1
@@ -393,7 +393,7 @@ int weft__sock_hello_check(struct sock_ctx *ctx, struct sock_conn *c)
     c->rgot = 0;
     p->in[c->stream] = c;
     weft__sock_set_events(ctx, c, EPOLLIN);
-    SOCK_TRACE(ctx, "stream %d from rank %d accepted", c->stream, c->peer);
+    TP_TRACE(ctx, "stream %d from rank %d accepted", c->stream, c->peer);
     return 0;
 }
 
@@ -424,8 +424,8 @@ void weft__sock_say_goodbye(struct sock_ctx *ctx)
         bye.msg_id = ctx->peers[c->peer].starts_written;
         bye.total = (uint64_t)ctx->peers[c->peer].streams_dialed;
         if (send(c->fd, &bye, sizeof(bye), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(bye))
-            SOCK_TRACE(ctx, "no room for a goodbye to rank %d on stream %d", c->peer,
-                       c->stream);
+            TP_TRACE(ctx, "no room for a goodbye to rank %d on stream %d", c->peer,
+                     c->stream);
     }
 }
 

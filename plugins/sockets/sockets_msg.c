@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sockets_msg.c: messages coming from peers, from their first frame until
- * a receive has all of them.
+ * a receive has all of them. The common matcher (plugins/common) decides
+ * which receive a message goes to, once its start frame named its tag;
+ * this file keeps its bytes until then.
  *
  * A message's frames may arrive out of order across streams, even before
  * its start frame (then its tag is unknown and it cannot match yet). Until
@@ -120,15 +122,6 @@ void weft__sock_msg_free(struct sock_msg *m)
     free(m);
 }
 
-static void recv_finish(struct sock_req *r, const struct sock_msg *m)
-{
-    r->src = m->peer;
-    r->mtag = m->tag;
-    r->total = m->total;
-    r->msg = NULL;
-    weft__sock_req_complete(r, m->total > r->len ? WEFT_ERR_TRUNCATED : WEFT_SUCCESS);
-}
-
 /* A message with all its bytes: its receive completes now, or it waits
  * (complete) in the unexpected queue or in an improbe's hands. */
 void weft__sock_msg_check_done(struct sock_ctx *ctx, struct sock_msg *m)
@@ -136,50 +129,61 @@ void weft__sock_msg_check_done(struct sock_ctx *ctx, struct sock_msg *m)
     if (!m->started || m->got < m->total)
         return;
     weft__sock_msg_flight_remove(ctx, m);
-    if (m->req) {
-        recv_finish(m->req, m);
-        weft__sock_msg_free(m);
-    } else if (m->orphan) {
-        weft__sock_msg_free(m);
-    }
+    weft__tp_match_done(&ctx->tp, &m->tp);
 }
 
 /* Copies what arrived of m before r matched it into r's buffer. */
-static void copy_arrived(const struct sock_msg *m, struct sock_req *r)
+static void copy_arrived(const struct sock_msg *m, struct tp_req *r)
 {
     if (!m->ubuf || !r->buf)
         return;
     if (m->rg_all) {
-        memcpy(r->buf, m->ubuf, sock_min(m->total, r->len));
+        memcpy(r->buf, m->ubuf, tp_min(m->total, r->len));
         return;
     }
     for (int i = 0; i < m->nrg; i++) {
-        size_t lo = m->rg[i].lo, hi = sock_min(m->rg[i].hi, r->len);
+        size_t lo = m->rg[i].lo, hi = tp_min(m->rg[i].hi, r->len);
 
         if (lo < hi)
             memcpy(r->buf + lo, m->ubuf + lo, hi - lo);
     }
 }
 
-/* Receive r takes message m (no longer in any queue). */
-void weft__sock_msg_bind(struct sock_ctx *ctx, struct sock_req *r, struct sock_msg *m)
+/* ------------------------------------------------------------ the matcher's calls */
+
+/* What arrived moves to r's buffer, the rest is read straight there; one
+ * still arriving completes at the end of its last frame. */
+static int msg_bind(struct tp_ctx *tp, struct tp_msg *tm, struct tp_req *r)
 {
+    struct sock_msg *m = (struct sock_msg *)tm;
+
     copy_arrived(m, r);
     free(m->ubuf);
     m->ubuf = NULL;
     free(m->rg);
     m->rg = NULL;
     m->nrg = m->caprg = 0;
-    m->req = r;
-    r->msg = m;
-    r->src = m->peer;
-    r->mtag = m->tag;
-    /* One still arriving completes at the end of its last frame. */
-    if (!m->in_flight) {
-        recv_finish(r, m);
-        weft__sock_msg_free(m);
-    }
+    return !m->in_flight;
 }
+
+static int msg_hold(struct tp_ctx *tp, struct tp_msg *tm)
+{
+    return weft__sock_msg_buffer((struct sock_msg *)tm);
+}
+
+static void msg_release(struct tp_ctx *tp, struct tp_msg *tm)
+{
+    struct sock_msg *m = (struct sock_msg *)tm;
+
+    weft__sock_msg_flight_remove((struct sock_ctx *)tp, m);
+    weft__sock_msg_free(m);
+}
+
+const struct tp_match_ops weft__sock_msg_ops = {
+    .bind = msg_bind,
+    .hold = msg_hold,
+    .free = msg_release,
+};
 
 /* The messages still arriving from peer will never be whole: their
  * receives complete with status, the buffered ones go. Called once the
@@ -192,17 +196,6 @@ void weft__sock_msgs_fail(struct sock_ctx *ctx, int peer, weft_result_t status)
         struct sock_msg *m = p->flight;
 
         weft__sock_msg_flight_remove(ctx, m);
-        if (m->req) {
-            m->req->msg = NULL;
-            weft__sock_req_complete(m->req, status);
-            weft__sock_msg_free(m);
-        } else if (m->claimed) {
-            /* The core holds it from improbe: imrecv reports the loss. */
-            m->dead = 1;
-        } else {
-            if (m->in_unexp)
-                weft__sock_unexp_remove(ctx, m);
-            weft__sock_msg_free(m);
-        }
+        weft__tp_match_fail(&ctx->tp, &m->tp, status);
     }
 }

@@ -27,7 +27,7 @@ static unsigned char *payload_target(struct sock_ctx *ctx, struct sock_conn *c, 
     size_t pos = c->cur.offset + c->rdone, left = c->cur.len - c->rdone;
 
     if (m->req && m->req->buf && pos < m->req->len) {
-        *room = sock_min(left, m->req->len - pos);
+        *room = tp_min(left, m->req->len - pos);
         return m->req->buf + pos;
     }
     if (m->ubuf) {
@@ -35,7 +35,7 @@ static unsigned char *payload_target(struct sock_ctx *ctx, struct sock_conn *c, 
         return m->ubuf + pos;
     }
     /* Truncated, cancelled or abandoned: read and drop. */
-    *room = sock_min(left, sizeof(ctx->discard));
+    *room = tp_min(left, sizeof(ctx->discard));
     return ctx->discard;
 }
 
@@ -80,7 +80,7 @@ static enum sock_rd frame_begin(struct sock_ctx *ctx, struct sock_conn *c)
         p->next_start_id = f.msg_id + 1;
         m->tag = f.tag;
         m->started = 1;
-        if (weft__sock_msg_started(ctx, m) != 0)
+        if (weft__tp_match_arrive(&ctx->tp, &m->tp) != 0)
             return proto(c, "no memory to buffer an unexpected message");
     } else if (!m) {
         /* A frame that overtook its start (it travelled on another
@@ -168,7 +168,7 @@ enum sock_rd weft__sock_conn_read(struct sock_ctx *ctx, struct sock_conn *c, siz
             if (budget == 0)
                 return SOCK_RD_OK;
             dst = payload_target(ctx, c, &room);
-            room = sock_min(room, budget);
+            room = tp_min(room, budget);
             iov[0].iov_base = dst;
             iov[0].iov_len = room;
             if (room == left) {
@@ -183,13 +183,13 @@ enum sock_rd weft__sock_conn_read(struct sock_ctx *ctx, struct sock_conn *c, siz
                 return n < 0 && would_block() ? SOCK_RD_OK : read_failed(c, n);
             }
             {
-                size_t got = sock_min((size_t)n, room);
+                size_t got = tp_min((size_t)n, room);
 
                 if (m->ubuf && dst == m->ubuf + pos)
                     weft__sock_msg_arrived(m, pos, pos + got);
                 m->got += got;
                 c->rdone += got;
-                budget -= sock_min(got, budget);
+                budget -= tp_min(got, budget);
                 if (c->rdone < c->cur.len)
                     continue;
                 frame_end(ctx, c);

@@ -21,34 +21,16 @@
 
 static void sq_append(struct sock_peer *p, struct sock_req *r)
 {
-    r->qnext = NULL;
-    r->qprev = p->sq_tail;
-    if (p->sq_tail)
-        p->sq_tail->qnext = r;
-    else
-        p->sq_head = r;
-    p->sq_tail = r;
-    r->queued = 1;
+    weft__tp_queue_append(&p->sq, &r->tp);
     if (!p->next_start)
         p->next_start = r;
 }
 
 static void sq_remove(struct sock_peer *p, struct sock_req *r)
 {
-    if (!r->queued)
-        return;
     if (p->next_start == r)
-        p->next_start = r->qnext;
-    if (r->qprev)
-        r->qprev->qnext = r->qnext;
-    else
-        p->sq_head = r->qnext;
-    if (r->qnext)
-        r->qnext->qprev = r->qprev;
-    else
-        p->sq_tail = r->qprev;
-    r->qprev = r->qnext = NULL;
-    r->queued = 0;
+        p->next_start = (struct sock_req *)r->qnext;
+    weft__tp_queue_remove(&p->sq, &r->tp);
 }
 
 static void act_append(struct sock_peer *p, struct sock_req *r)
@@ -90,18 +72,18 @@ static int pick_frame(struct sock_ctx *ctx, struct sock_conn *c)
     memset(f, 0, sizeof(*f));
     if (can_start && (!can_cont || p->start_turn)) {
         r = p->next_start;
-        p->next_start = r->qnext;
+        p->next_start = (struct sock_req *)r->qnext;
         p->start_turn = 0;
         r->picked = 1;
         r->msg_id = p->next_msg_id++;
         f->flags = SOCK_FRAME_START;
         f->offset = 0;
-        f->len = (uint32_t)sock_min(r->len, ctx->chunk);
+        f->len = (uint32_t)tp_min(r->len, ctx->chunk);
     } else {
         r = act_pop(p);
         p->start_turn = 1;
         f->offset = r->assigned;
-        f->len = (uint32_t)sock_min(r->len - r->assigned, ctx->chunk);
+        f->len = (uint32_t)tp_min(r->len - r->assigned, ctx->chunk);
         if (r->assigned + f->len < r->len)
             act_append(p, r);
     }
@@ -134,7 +116,7 @@ static void frame_written(struct sock_ctx *ctx, struct sock_conn *c)
     if (r->written == r->len) {
         sq_remove(p, r);
         r->total = r->len;
-        weft__sock_req_complete(r, WEFT_SUCCESS);
+        weft__tp_req_complete(&r->tp, WEFT_SUCCESS);
     }
 }
 
@@ -248,12 +230,12 @@ void weft__sock_sends_fail(struct sock_ctx *ctx, int peer, weft_result_t status)
             c->cut = 1;
         c->wreq = NULL;
     }
-    while (p->sq_head) {
-        struct sock_req *r = p->sq_head;
+    while (p->sq.head) {
+        struct sock_req *r = (struct sock_req *)p->sq.head;
 
         sq_remove(p, r);
         r->total = r->written;
-        weft__sock_req_complete(r, status);
+        weft__tp_req_complete(&r->tp, status);
     }
     p->next_start = NULL;
     p->act_head = p->act_tail = NULL;
@@ -261,14 +243,14 @@ void weft__sock_sends_fail(struct sock_ctx *ctx, int peer, weft_result_t status)
 
 /* A send whose start has not left is withdrawn; one under way must finish
  * (the receiver expects all its bytes) and then reports the cancel. */
-void weft__sock_send_cancel(struct sock_ctx *ctx, struct sock_req *r)
+void weft__sock_send_cancel(struct tp_ctx *tp, struct tp_req *r)
 {
-    struct sock_peer *p = &ctx->peers[r->peer];
+    struct sock_req *s = (struct sock_req *)r;
 
     r->cancelled = 1;
-    if (r->queued && !r->picked) {
-        sq_remove(p, r);
-        weft__sock_req_complete(r, WEFT_ERR_ABORTED);
+    if (r->queued && !s->picked) {
+        sq_remove(&((struct sock_ctx *)tp)->peers[r->peer], s);
+        weft__tp_req_complete(r, WEFT_ERR_ABORTED);
     }
 }
 
@@ -276,28 +258,14 @@ weft_result_t weft__sock_isend(void *vctx, int peer, const void *buf, size_t len
                                uint64_t tag, void *mh, void **out)
 {
     struct sock_ctx *ctx = vctx;
+    weft_result_t rc;
+    struct tp_req *r = weft__tp_isend_new(&ctx->tp, peer, buf, len, tag, out, &rc);
     struct sock_peer *p;
-    struct sock_req *r;
 
-    if (!out || (!buf && len)) {
-        ctx->core->set_error(SOCK_NAME ": isend to rank %d: %s is NULL", peer,
-                             out ? "buf" : "req");
-        return WEFT_ERR_INVALID_ARG;
-    }
-    if (peer < 0 || peer >= ctx->size || !ctx->peers[peer].known) {
-        ctx->core->set_error(SOCK_NAME ": isend to rank %d, which is not connected", peer);
-        return WEFT_ERR_INVALID_ARG;
-    }
-    r = weft__sock_req_new(ctx, SOCK_SEND, peer, (void *)buf, len, tag, 0);
-    if (!r)
-        return WEFT_ERR_NO_MEMORY;
-    *out = r;
+    if (!r || r->done)
+        return rc;
     p = &ctx->peers[peer];
-    if (p->lost || p->departed) {
-        weft__sock_req_complete(r, WEFT_ERR_PEER_LOST);
-        return WEFT_SUCCESS;
-    }
-    sq_append(p, r);
+    sq_append(p, (struct sock_req *)r);
     if (!p->out[0] && weft__sock_dial(ctx, peer) != 0)
         return WEFT_SUCCESS; /* the peer is lost, r completed with it */
     /* Small messages usually leave now, not at the next progress. */
