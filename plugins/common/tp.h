@@ -28,6 +28,7 @@
 
 #include "weft/transport.h"
 #include "plugins/common/tp_match.h"
+#include "plugins/common/tp_mem.h"
 #include "plugins/common/tp_req.h"
 
 /* What a plugin's peer allows a request of one kind (TP_SEND, TP_RECV):
@@ -120,5 +121,29 @@ void weft__tp_describe(struct tp_ctx *tp, uint64_t flags, double latency_us,
 /* Entry points, for the plugin's weft_transport_v1 table. */
 weft_result_t weft__tp_query(void *ctx, weft_transport_caps_t *caps);
 weft_result_t weft__tp_get_address(void *ctx, void *addr, size_t *len);
+
+/* The one symbol a transport built on plugins/common exports: its table,
+ * with its name, one-line description and needs (WEFT_TRANSPORT_NEED_*),
+ * the entry points of plugins/common, and its own given as designated
+ * initializers: .init, .reach, .connect, .disconnect, .finalize, .isend,
+ * .progress and .get_wait_fd. */
+#define TP_TRANSPORT_V1(name_, description_, needs_, ...)                                 \
+    __attribute__((visibility("default"))) const weft_transport_v1_t weft_transport_v1 = { \
+        .abi_version = WEFT_TRANSPORT_ABI_VERSION,                                       \
+        .struct_size = sizeof(weft_transport_v1_t),                                      \
+        .name = (name_),                                                                 \
+        .description = (description_),                                                   \
+        .needs = (needs_),                                                               \
+        .query = weft__tp_query,                                                         \
+        .get_address = weft__tp_get_address,                                             \
+        .mem_register = weft__tp_mem_register,                                           \
+        .mem_deregister = weft__tp_mem_deregister,                                       \
+        .irecv = weft__tp_irecv,                                                         \
+        .test = weft__tp_test,                                                           \
+        .cancel = weft__tp_cancel,                                                       \
+        .improbe = weft__tp_improbe,                                                     \
+        .imrecv = weft__tp_imrecv,                                                       \
+        __VA_ARGS__                                                                      \
+    }
 
 #endif /* WEFT_TP_H */

@@ -328,31 +328,11 @@ static weft_result_t shm_finalize(void *vctx)
     return WEFT_SUCCESS;
 }
 
-__attribute__((visibility("default"))) const weft_transport_v1_t weft_transport_v1 = {
-    .abi_version = WEFT_TRANSPORT_ABI_VERSION,
-    .struct_size = sizeof(weft_transport_v1_t),
-    .name = SHM_NAME,
-    .description = "shared memory between ranks of one node",
-    .init = shm_init,
-    .query = weft__tp_query,
-    .get_address = weft__tp_get_address,
-    .reach = shm_reach,
-    .connect = shm_connect,
-    .disconnect = shm_disconnect,
-    .finalize = shm_finalize,
-    .mem_register = weft__tp_mem_register,
-    .mem_deregister = weft__tp_mem_deregister,
-    .isend = weft__shm_isend,
-    .irecv = weft__tp_irecv,
-    .test = weft__tp_test,
-    .cancel = weft__tp_cancel,
-    .progress = weft__shm_progress,
-    .get_wait_fd = weft__shm_get_wait_fd,
-    .improbe = weft__tp_improbe,
-    .imrecv = weft__tp_imrecv,
-    .mem_export = NULL,
-    .put = NULL,
-    /* Without another rank on the node it would carry nothing: the core
-     * then does not keep it started. */
-    .needs = WEFT_TRANSPORT_NEED_LOCAL_PEER,
-};
+/* Without another rank on the node it would carry nothing: the core then
+ * does not keep it started. */
+TP_TRANSPORT_V1(SHM_NAME, "shared memory between ranks of one node",
+                WEFT_TRANSPORT_NEED_LOCAL_PEER,
+                .init = shm_init, .reach = shm_reach, .connect = shm_connect,
+                .disconnect = shm_disconnect, .finalize = shm_finalize,
+                .isend = weft__shm_isend, .progress = weft__shm_progress,
+                .get_wait_fd = weft__shm_get_wait_fd);

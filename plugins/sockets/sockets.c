@@ -279,30 +279,9 @@ static weft_result_t sock_get_wait_fd(void *vctx, int *fd)
     return WEFT_SUCCESS;
 }
 
-__attribute__((visibility("default"))) const weft_transport_v1_t weft_transport_v1 = {
-    .abi_version = WEFT_TRANSPORT_ABI_VERSION,
-    .struct_size = sizeof(weft_transport_v1_t),
-    .name = SOCK_NAME,
-    .description = "TCP sockets over any IP network",
-    .init = sock_init,
-    .query = weft__tp_query,
-    .get_address = weft__tp_get_address,
-    .reach = sock_reach,
-    .connect = sock_connect,
-    .disconnect = sock_disconnect,
-    .finalize = sock_finalize,
-    .mem_register = weft__tp_mem_register,
-    .mem_deregister = weft__tp_mem_deregister,
-    .isend = weft__sock_isend,
-    .irecv = weft__tp_irecv,
-    .test = weft__tp_test,
-    .cancel = weft__tp_cancel,
-    .progress = weft__sock_progress,
-    .get_wait_fd = sock_get_wait_fd,
-    .improbe = weft__tp_improbe,
-    .imrecv = weft__tp_imrecv,
-    .mem_export = NULL,
-    .put = NULL,
-    /* Any IP network will do, loopback included. */
-    .needs = WEFT_TRANSPORT_NEEDS_NONE,
-};
+/* Any IP network will do, loopback included. */
+TP_TRANSPORT_V1(SOCK_NAME, "TCP sockets over any IP network", WEFT_TRANSPORT_NEEDS_NONE,
+                .init = sock_init, .reach = sock_reach, .connect = sock_connect,
+                .disconnect = sock_disconnect, .finalize = sock_finalize,
+                .isend = weft__sock_isend, .progress = weft__sock_progress,
+                .get_wait_fd = sock_get_wait_fd);
