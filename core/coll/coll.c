@@ -4,7 +4,6 @@
  */
 #include "config.h"
 
-#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -608,13 +607,10 @@ weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft__coll_kin
     return WEFT_SUCCESS;
 }
 
-void weft__coll_start_empty(weft_comm_t comm, weft_request_t *req)
+void weft__coll_empty_request(weft_comm_t comm, weft_request_t *req)
 {
     struct weft_request *r;
 
-    comm->coll_seq++;
-    if (req == WEFT__COLL_BLOCKING)
-        return;
     if (weft__request_create_complete(&comm->ctx, &r) != WEFT_SUCCESS)
         r = NULL;
     *req = r;

@@ -180,11 +180,21 @@ weft_result_t weft__coll_start(weft_comm_t comm, weft__coll_t *c, weft__coll_kin
                                weft_request_t *req);
 extern weft_request_t weft__coll_blocking_marker;
 #define WEFT__COLL_BLOCKING (&weft__coll_blocking_marker)
+/* weft__coll_start_empty's request: complete already, or NULL without
+ * memory for one (which waits and tests also take as complete). */
+void weft__coll_empty_request(weft_comm_t comm, weft_request_t *req);
+
 /* For a call that moves nothing: counts in comm's sequence of collectives
  * as if it ran, and gives a request that is complete already unless
- * blocking (NULL without memory for one, which waits and tests also take
- * as complete). */
-void weft__coll_start_empty(weft_comm_t comm, weft_request_t *req);
+ * blocking. Inline: such a call costs little more than its checks (a
+ * count-0 collective at 4 ranks takes 7 ns, and a call more was 2 of
+ * them). */
+static inline void weft__coll_start_empty(weft_comm_t comm, weft_request_t *req)
+{
+    comm->coll_seq++;
+    if (req != WEFT__COLL_BLOCKING)
+        weft__coll_empty_request(comm, req);
+}
 
 /* The engine of an instance: its list of collectives in flight, which
  * every wait advances through a progress hook (a rank waiting on one
