@@ -41,10 +41,11 @@
 #define WEFT_YIELD_EVERY 1
 /* Upper bound of one sleep, so deadlines are noticed. */
 #define WEFT_SLEEP_MAX_MS 100
-/* Progress passes between two looks for abort notices. A notice is a rare
- * event and a look costs two locks and a transport test; a waiter that
- * sleeps looks after every wake-up, so none is missed for long. */
-#define WEFT_ABORT_POLL_EVERY 32
+/* Progress passes between two background looks (the background hooks,
+ * such as abort notices, and detached requests). A notice is a rare event
+ * and a look costs two locks and a transport test; a waiter that sleeps
+ * looks after every wake-up, so none is missed for long. */
+#define WEFT_BACKGROUND_EVERY 32
 /* A second of spinning is already a core's worth of waste. */
 #define WEFT_SPIN_US_MAX 1000000
 
@@ -180,7 +181,7 @@ void weft__progress(weft__instance_t *inst)
     unsigned tick = ++progress_ticks;
 
     progress_transports(inst);
-    if (tick % WEFT_ABORT_POLL_EVERY == 0)
+    if (tick % WEFT_BACKGROUND_EVERY == 0)
         progress_background(inst);
 }
 
@@ -197,7 +198,7 @@ static void progress_and_poll(weft__instance_t *inst, struct weft_request *req, 
         return;
     }
     run_hooks(inst, inst->pass_hooks, inst->npass_hooks);
-    if (++progress_ticks_fast % WEFT_ABORT_POLL_EVERY == 0)
+    if (++progress_ticks_fast % WEFT_BACKGROUND_EVERY == 0)
         progress_background(inst);
 }
 
