@@ -84,41 +84,49 @@ static void complete_later(weft__instance_t *inst, void *arg)
         fake_complete(&fake->ops[0], WEFT_SUCCESS, 1, 0, 4);
 }
 
-static void a_wait_ends_when_its_request_completes(void **state)
-{
+/* A job of two ranks over one fake transport, and a receive from rank 1
+ * posted on a context of both. */
+typedef struct one_recv {
     fake_transport_t fake;
-    weft__instance_t *inst = fake_instance(2, 1, &fake);
+    weft__instance_t *inst;
     int member_of[2];
     weft__mctx_t ctx;
     char buf[4];
-    weft_p2p_op_t op = { WEFT_P2P_RECV, buf, 4, WEFT_UINT8, 1, 0 };
+} one_recv_t;
+
+static struct weft_request *post_one_recv(one_recv_t *o)
+{
+    weft_p2p_op_t op = { WEFT_P2P_RECV, o->buf, 4, WEFT_UINT8, 1, 0 };
     struct weft_request *req;
 
+    o->inst = fake_instance(2, 1, &o->fake);
+    assert_non_null(o->inst);
+    fake_ctx(&o->ctx, o->inst, 2, 2, world2, o->member_of);
+    assert_int_equal(weft__request_post_batch(&o->ctx, 1, &op, &req), WEFT_SUCCESS);
+    return req;
+}
+
+static void a_wait_ends_when_its_request_completes(void **state)
+{
+    one_recv_t o;
+    struct weft_request *req = post_one_recv(&o);
+
     (void)state;
-    fake_ctx(&ctx, inst, 2, 2, world2, member_of);
-    assert_int_equal(weft__progress_hook_add(inst, complete_later, &fake), WEFT_SUCCESS);
-    assert_int_equal(weft__request_post_batch(&ctx, 1, &op, &req), WEFT_SUCCESS);
+    assert_int_equal(weft__progress_hook_add(o.inst, complete_later, &o.fake), WEFT_SUCCESS);
     assert_int_equal(weft__request_wait(req, 10000), WEFT_SUCCESS);
     assert_int_equal(req->result, WEFT_SUCCESS);
-    assert_true(fake.progressed >= 5);
+    assert_true(o.fake.progressed >= 5);
     weft__request_free(req);
-    fake_instance_free(inst);
+    fake_instance_free(o.inst);
 }
 
 static void a_wait_past_its_deadline_times_out(void **state)
 {
-    fake_transport_t fake;
-    weft__instance_t *inst = fake_instance(2, 1, &fake);
-    int member_of[2];
-    weft__mctx_t ctx;
-    char buf[4];
-    weft_p2p_op_t op = { WEFT_P2P_RECV, buf, 4, WEFT_UINT8, 1, 0 };
-    struct weft_request *req;
+    one_recv_t o;
+    struct weft_request *req = post_one_recv(&o);
     int64_t t0;
 
     (void)state;
-    fake_ctx(&ctx, inst, 2, 2, world2, member_of);
-    assert_int_equal(weft__request_post_batch(&ctx, 1, &op, &req), WEFT_SUCCESS);
     t0 = weft__now_ms();
     assert_int_equal(weft__request_wait(req, 50), WEFT_ERR_TIMEOUT);
     assert_true(weft__now_ms() - t0 >= 50);
@@ -127,7 +135,7 @@ static void a_wait_past_its_deadline_times_out(void **state)
     assert_int_equal(req->ndone, 0);
     weft__request_cancel(req, WEFT_ERR_TIMEOUT);
     weft__request_free(req);
-    fake_instance_free(inst);
+    fake_instance_free(o.inst);
 }
 
 typedef struct target_state {
