@@ -41,5 +41,12 @@ weft_result_t weft__pmix_probe(int *rank, int *size);
 weft_result_t weft__pmix_exchange(const weft__boot_params_t *p, const void *blob, size_t len,
                                   weft__bootstrap_t *b);
 void weft__pmix_release(void);
+/* The out-of-band exchange where there is no weft store: put publishes
+ * key (prefixed weft.oob.) for the whole job; get looks it up until it
+ * exists or timeout_ms passes (WEFT_ERR_TIMEOUT naming the key;
+ * WEFT_ERR_TRUNCATED when the value exceeds cap). */
+weft_result_t weft__pmix_put(const char *key, const void *val, size_t len);
+weft_result_t weft__pmix_get(const char *key, void *val, size_t cap, size_t *len,
+                             int timeout_ms);
 
 #endif /* WEFT_CORE_BOOTSTRAP_H */

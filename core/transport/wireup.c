@@ -16,15 +16,20 @@
 #include "core/transport/wireup.h"
 
 /* The plugins' out-of-band exchange (weft/transport.h): through the
- * bootstrap's store, which exists from connect() on. */
+ * bootstrap's store, which exists from connect() on, or through PMIx's
+ * publish and lookup in a job that joined through PMIx. */
 static weft_result_t plugin_oob_put(void *core_ctx, const char *key, const void *val, size_t len)
 {
     weft__wireup_t *wire = core_ctx;
 
-    if (!wire->boot || !wire->boot->store)
-        return weft__error(WEFT_ERR_UNSUPPORTED, "out-of-band exchange is available from "
-                           "connect() on, through weft's store (not under PMIx yet)");
-    return weft__store_set(wire->boot->store, key, val, len);
+    if (wire->boot && wire->boot->store)
+        return weft__store_set(wire->boot->store, key, val, len);
+#ifdef WEFT_HAVE_PMIX
+    if (wire->boot && wire->boot->params.kind == WEFT__BOOT_PMIX)
+        return weft__pmix_put(key, val, len);
+#endif
+    return weft__error(WEFT_ERR_UNSUPPORTED, "out-of-band exchange is available from "
+                       "connect() on");
 }
 
 static weft_result_t plugin_oob_get(void *core_ctx, const char *key, void *val, size_t cap,
@@ -32,10 +37,14 @@ static weft_result_t plugin_oob_get(void *core_ctx, const char *key, void *val, 
 {
     weft__wireup_t *wire = core_ctx;
 
-    if (!wire->boot || !wire->boot->store)
-        return weft__error(WEFT_ERR_UNSUPPORTED, "out-of-band exchange is available from "
-                           "connect() on, through weft's store (not under PMIx yet)");
-    return weft__store_get(wire->boot->store, key, val, cap, len, timeout_ms);
+    if (wire->boot && wire->boot->store)
+        return weft__store_get(wire->boot->store, key, val, cap, len, timeout_ms);
+#ifdef WEFT_HAVE_PMIX
+    if (wire->boot && wire->boot->params.kind == WEFT__BOOT_PMIX)
+        return weft__pmix_get(key, val, cap, len, timeout_ms);
+#endif
+    return weft__error(WEFT_ERR_UNSUPPORTED, "out-of-band exchange is available from "
+                       "connect() on");
 }
 
 void weft__wireup_init(weft__wireup_t *wire, int rank, int size, const char *master_addr)

@@ -188,9 +188,10 @@ typedef struct weft_transport_core {
     /* A configuration parameter (environment variable) or NULL. */
     const char *(*get_param)(const char *name);
 
-    /* Out-of-band exchange through the job's rendezvous store, for set-up
-     * that needs both sides' data (queue pair numbers, IPC handles),
-     * available from the first connect() on. Keys share one namespace per
+    /* Out-of-band exchange through the job's rendezvous store (or, in a
+     * job started by a PMIx launcher, PMIx's publish and lookup), for
+     * set-up that needs both sides' data (queue pair numbers, IPC
+     * handles), available from the first connect() on. Keys share one namespace per
      * job: start them with the plugin's name; at most 200 bytes. Values at
      * most 64 KiB. oob_get blocks until the key exists or timeout_ms
      * passes (WEFT_ERR_TIMEOUT). Both may be slow: use them for set-up. */

@@ -30,6 +30,13 @@ if [ "$rc" != 0 ] || [ "$n" != 3 ] || [ "$ok" != 3 ]; then
     fail=1
 fi
 
+# The transports' out-of-band exchange through PMIx's publish and lookup.
+if ! timeout 60 mpirun --oversubscribe -n 3 "$top/tests/init/mp_oob" >"$out" 2>&1; then
+    echo "FAIL: mp_oob under mpirun -n 3"
+    cat "$out"
+    fail=1
+fi
+
 for sub in ring anysource batch; do
     if ! timeout 60 mpirun --oversubscribe -n 4 "$top/tests/p2p/mp_p2p" "$sub" >"$out" 2>&1; then
         echo "FAIL: mp_p2p $sub under mpirun -n 4"
@@ -37,5 +44,6 @@ for sub in ring anysource batch; do
         fail=1
     fi
 done
-[ "$fail" = 0 ] && echo "PASS: weft_init through PMIx under mpirun; ring, anysource, batch at 4 ranks"
+[ "$fail" = 0 ] && echo "PASS: weft_init through PMIx under mpirun; the out-of-band exchange;" \
+    "ring, anysource, batch at 4 ranks"
 exit "$fail"

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mp_oob.c: the out-of-band exchange the core gives transport plugins
+ * (weft_transport_core_t's oob_put and oob_get), under whatever bootstrap
+ * started the job: weft's store under weftrun, PMIx's publish and lookup
+ * under mpirun. Every rank publishes a key and reads its right
+ * neighbour's; a key nobody publishes times out within its deadline,
+ * naming the key; a buffer too small for the value is
+ * WEFT_ERR_TRUNCATED. A white-box test: it reaches the services through
+ * the world communicator's instance, as a plugin holds them.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/comm/comm.h"
+#include "tests/mp/mptest.h"
+
+int main(void)
+{
+    const weft_transport_core_t *core;
+    weft_comm_t world;
+    char key[64], want[64], got[64];
+    size_t len = 0;
+    double t0;
+    weft_result_t rc;
+
+    MP_CHECK(weft_init(NULL, &world));
+    MP_CHECK(weft_comm_rank(world, &mp_rank));
+    MP_CHECK(weft_comm_size(world, &mp_size));
+    core = &world->inst->wire.core;
+
+    snprintf(key, sizeof(key), "test.oob.%d", mp_rank);
+    snprintf(want, sizeof(want), "rank %d of %d", mp_rank, mp_size);
+    MP_CHECK(core->oob_put(core->core_ctx, key, want, strlen(want) + 1));
+
+    snprintf(key, sizeof(key), "test.oob.%d", (mp_rank + 1) % mp_size);
+    snprintf(want, sizeof(want), "rank %d of %d", (mp_rank + 1) % mp_size, mp_size);
+    MP_CHECK(core->oob_get(core->core_ctx, key, got, sizeof(got), &len, 20000));
+    MP_ASSERT(len == strlen(want) + 1 && !memcmp(got, want, len),
+              "%s holds '%.*s' (%zu bytes), not '%s'", key, (int)len, got, len, want);
+
+    rc = core->oob_get(core->core_ctx, key, got, 4, &len, 20000);
+    MP_ASSERT(rc == WEFT_ERR_TRUNCATED, "a 4-byte buffer for %s gave %s", key, mp_rc_name(rc));
+
+    t0 = mp_now();
+    rc = core->oob_get(core->core_ctx, "test.oob.nobody", got, sizeof(got), &len, 300);
+    MP_ASSERT(rc == WEFT_ERR_TIMEOUT, "a key nobody publishes gave %s", mp_rc_name(rc));
+    MP_ASSERT(mp_now() - t0 >= 0.3 && mp_now() - t0 < 10, "the 300 ms wait took %.3f s",
+              mp_now() - t0);
+    MP_ASSERT(strstr(weft_last_error(), "test.oob.nobody") != NULL,
+              "the timeout does not name the key: %s", weft_last_error());
+
+    mp_log("out-of-band exchange with rank %d passed", (mp_rank + 1) % mp_size);
+    MP_CHECK(weft_comm_destroy(world));
+    return 0;
+}
