@@ -172,6 +172,19 @@ enum {
 };
 unsigned weft__topo_shared(const weft__topo_summary_t *a, const weft__topo_summary_t *b);
 
+/* How near a device is to this rank, nearest first. */
+typedef enum weft__topo_nearness {
+    WEFT__TOPO_NEAR_GPU = 0,     /* below the PCI switch of the rank's GPU */
+    WEFT__TOPO_NEAR_NUMA,        /* on the NUMA node the rank is bound to */
+    WEFT__TOPO_NEAR_HOST,        /* elsewhere on the host */
+    WEFT__TOPO_NEAR_UNKNOWN      /* the topology does not show it */
+} weft__topo_nearness_t;
+
+/* The nearness of the device the OS names name (an RDMA device "mlx5_0",
+ * a GPU, or a NIC's network interface "ibp21s0") to this rank: its GPU
+ * (the one weft__topo_summarize picks) and the NUMA node of its binding. */
+weft__topo_nearness_t weft__topo_nearness(const weft__topo_t *topo, const char *name);
+
 /* ---------------------------------------------------------- CPU binding */
 
 /* The levels of the machine a launcher binds processes to. */

@@ -135,3 +135,21 @@ unsigned weft__topo_shared(const weft__topo_summary_t *a, const weft__topo_summa
         s |= WEFT__TOPO_SHARE_NIC;
     return s;
 }
+
+weft__topo_nearness_t weft__topo_nearness(const weft__topo_t *topo, const char *name)
+{
+    const weft__topo_dev_t *d = NULL, *gpu;
+
+    for (int i = 0; name && i < topo->ndevs && !d; i++)
+        if (!strcmp(topo->devs[i].name, name) ||
+            (topo->devs[i].netdev[0] && !strcmp(topo->devs[i].netdev, name)))
+            d = &topo->devs[i];
+    if (!d)
+        return WEFT__TOPO_NEAR_UNKNOWN;
+    gpu = rank_gpu(topo);
+    if (gpu && gpu != d && weft__topo_pci_distance(gpu, d) == WEFT__TOPO_PCI_SAME_SWITCH)
+        return WEFT__TOPO_NEAR_GPU;
+    if (topo->bind_numa >= 0 && d->numa == topo->bind_numa)
+        return WEFT__TOPO_NEAR_NUMA;
+    return WEFT__TOPO_NEAR_HOST;
+}

@@ -47,6 +47,23 @@ static weft_result_t plugin_oob_get(void *core_ctx, const char *key, void *val, 
                        "connect() on");
 }
 
+/* The topology's nearness of a device to this rank, for plugins that
+ * order their devices (weft/transport.h). */
+static weft_transport_nearness_t plugin_device_nearness(void *core_ctx, const char *name)
+{
+    static const weft_transport_nearness_t as_abi[] = {
+        [WEFT__TOPO_NEAR_GPU] = WEFT_TRANSPORT_NEAR_GPU,
+        [WEFT__TOPO_NEAR_NUMA] = WEFT_TRANSPORT_NEAR_NUMA,
+        [WEFT__TOPO_NEAR_HOST] = WEFT_TRANSPORT_NEAR_HOST,
+        [WEFT__TOPO_NEAR_UNKNOWN] = WEFT_TRANSPORT_NEAR_UNKNOWN,
+    };
+    weft__wireup_t *wire = core_ctx;
+
+    if (!wire->topo)
+        return WEFT_TRANSPORT_NEAR_UNKNOWN;
+    return as_abi[weft__topo_nearness(wire->topo, name)];
+}
+
 void weft__wireup_init(weft__wireup_t *wire, int rank, int size, const char *master_addr)
 {
     wire->rank = rank;
@@ -58,6 +75,7 @@ void weft__wireup_init(weft__wireup_t *wire, int rank, int size, const char *mas
     wire->core.master_addr = master_addr;
     wire->core.oob_put = plugin_oob_put;
     wire->core.oob_get = plugin_oob_get;
+    wire->core.device_nearness = plugin_device_nearness;
     wire->core.core_ctx = wire;
 }
 

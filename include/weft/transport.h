@@ -168,6 +168,16 @@ typedef struct weft_transport_completion {
     size_t len;                /* bytes sent, or full length of the message */
 } weft_transport_completion_t;
 
+/* How near a device is to the calling rank (device_nearness below),
+ * nearest first: a transport with several devices tries them in this
+ * order. */
+typedef enum weft_transport_nearness {
+    WEFT_TRANSPORT_NEAR_GPU = 0,     /* below the PCI switch of the rank's GPU */
+    WEFT_TRANSPORT_NEAR_NUMA = 1,    /* on the NUMA node the rank is bound to */
+    WEFT_TRANSPORT_NEAR_HOST = 2,    /* elsewhere on the host */
+    WEFT_TRANSPORT_NEAR_UNKNOWN = 3  /* the node's topology does not show it */
+} weft_transport_nearness_t;
+
 /* Services the core gives a plugin at init; valid until finalize. */
 typedef struct weft_transport_core {
     size_t struct_size;
@@ -199,6 +209,12 @@ typedef struct weft_transport_core {
     weft_result_t (*oob_get)(void *core_ctx, const char *key, void *val, size_t cap,
                              size_t *len, int timeout_ms);
     void *core_ctx;
+
+    /* Added within ABI 1, after weft 0.1: read them only when struct_size
+     * covers them. */
+    /* How near the device the OS names name (an RDMA device "mlx5_0", or a
+     * network interface) is to this rank, from the node's topology. */
+    weft_transport_nearness_t (*device_nearness)(void *core_ctx, const char *name);
 } weft_transport_core_t;
 
 typedef struct weft_transport_v1 {

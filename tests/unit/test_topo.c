@@ -106,6 +106,30 @@ static void test_dgx8(void **state)
     weft__topo_free(topo);
 }
 
+/* How near each device is to the rank: below its GPU's switch, on its
+ * binding's NUMA node, elsewhere (the core's device_nearness service). */
+static void test_nearness(void **state)
+{
+    weft__topo_t *topo = load(FIXTURE("dgx8.xml"));
+
+    (void)state;
+    /* Binding unknown: the rank's GPU is the machine's first, cuda0. */
+    assert_int_equal(weft__topo_nearness(topo, "mlx5_0"), WEFT__TOPO_NEAR_GPU);
+    assert_int_equal(weft__topo_nearness(topo, "ibp21s0"), WEFT__TOPO_NEAR_GPU);
+    assert_int_equal(weft__topo_nearness(topo, "mlx5_1"), WEFT__TOPO_NEAR_HOST);
+    assert_int_equal(weft__topo_nearness(topo, "mlx5_2"), WEFT__TOPO_NEAR_HOST);
+    assert_int_equal(weft__topo_nearness(topo, "mlx5_9"), WEFT__TOPO_NEAR_UNKNOWN);
+    assert_int_equal(weft__topo_nearness(topo, NULL), WEFT__TOPO_NEAR_UNKNOWN);
+    /* Bound to NUMA node 1: its first GPU is cuda4, below mlx5_2's switch;
+     * mlx5_3 shares the node, mlx5_0 does not. */
+    topo->bind_numa = 1;
+    assert_int_equal(weft__topo_nearness(topo, "mlx5_2"), WEFT__TOPO_NEAR_GPU);
+    assert_int_equal(weft__topo_nearness(topo, "mlx5_3"), WEFT__TOPO_NEAR_NUMA);
+    assert_int_equal(weft__topo_nearness(topo, "ibp69s0"), WEFT__TOPO_NEAR_NUMA);
+    assert_int_equal(weft__topo_nearness(topo, "mlx5_0"), WEFT__TOPO_NEAR_HOST);
+    weft__topo_free(topo);
+}
+
 static void test_cpu2s(void **state)
 {
     weft__topo_t *topo = load(FIXTURE("cpu2s.xml"));
@@ -486,6 +510,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dgx8),
+        cmocka_unit_test(test_nearness),
         cmocka_unit_test(test_cpu2s),
         cmocka_unit_test(test_workstation),
         cmocka_unit_test(test_this_vm),
