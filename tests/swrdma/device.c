@@ -50,9 +50,6 @@ struct _compat_ibv_port_attr {
     uint8_t flags;
 };
 
-static int lists_out;          /* device lists handed out and not freed */
-static bool dev_opened;
-
 struct sw_context *sw_ctx(struct ibv_context *c)
 {
     return SW_CONTAINER(SW_CONTAINER(c, struct verbs_context, context), struct sw_context, vctx);
@@ -109,7 +106,7 @@ struct ibv_device **sw_get_device_list(int *num)
         return NULL;
     }
     list[0] = &sw.dev->dev;
-    lists_out++;
+    sw.lists_out++;
     pthread_mutex_unlock(&sw.lock);
     if (num)
         *num = 1;
@@ -120,8 +117,8 @@ SW_DEFAULT(ibv_free_device_list) void sw_free_device_list(struct ibv_device **li
 void sw_free_device_list(struct ibv_device **list)
 {
     pthread_mutex_lock(&sw.lock);
-    if (list && lists_out > 0)
-        lists_out--;
+    if (list && sw.lists_out > 0)
+        sw.lists_out--;
     pthread_mutex_unlock(&sw.lock);
     free(list);
 }
@@ -159,7 +156,7 @@ struct ibv_context *sw_open_device(struct ibv_device *device)
         errno = ENODEV;
         return NULL;
     }
-    if (lists_out == 0 && !dev_opened)
+    if (sw.lists_out == 0 && !sw.dev_opened)
         sw_check_report("ibv_open_device() on a device whose list was freed: "
                         "its pointer is no longer valid (ibv_get_device_list(3))");
     struct sw_context *ctx = calloc(1, sizeof(*ctx));
@@ -192,7 +189,7 @@ struct ibv_context *sw_open_device(struct ibv_device *device)
         goto err_close;
     ctx->next = sw.contexts;
     sw.contexts = ctx;
-    dev_opened = true;
+    sw.dev_opened = true;
     pthread_mutex_unlock(&sw.lock);
     return c;
 err_close:

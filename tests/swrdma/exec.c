@@ -607,4 +607,16 @@ void sw_exec_place_reads(struct sw_qp *qp)
         w->phase = SW_WQE_DONE;
         qp->reads_pending--;
     }
+    /* Requests not yet executed may read what just landed (a fenced send
+     * of the read's buffer): that change is the NIC's, not the caller's. */
+    if (sw.env.check == SW_CHECK_OFF)
+        return;
+    pthread_mutex_lock(&qp->sq_lock);
+    uint32_t posted = qp->sq_post;
+    pthread_mutex_unlock(&qp->sq_lock);
+    for (uint32_t i = qp->sq_exec; i != posted; i++) {
+        struct sw_swqe *w = &qp->sq[i % qp->sq_cap];
+        if (w->sum)
+            w->sum = sw_check_sum(w);
+    }
 }

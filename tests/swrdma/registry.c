@@ -348,6 +348,8 @@ err_host:
     if (--sw.reg->host[sw.host].refs == 0)
         sw.reg->host[sw.host].used = 0;
 err_unlock:
+    if (sw.reg->attached == 0)
+        unlink(sw.env.registry);
     sw_reg_unlock();
     munmap(sw.reg, sizeof(*sw.reg));
     close(sw.reg_fd);

@@ -104,6 +104,8 @@ static void at_child(void)
     sw.seg = NULL;
     sw.dev = NULL;
     sw.contexts = NULL;
+    sw.lists_out = 0;
+    sw.dev_opened = false;
     sw.qps = NULL;
     sw.cqs = NULL;
     sw.mrs = NULL;

@@ -350,7 +350,8 @@ struct sw_self {
     struct sw_seg *seg;
     size_t seg_size;
     struct sw_device *dev;
-    struct ibv_device *dev_list[2];
+    int lists_out;                 /* device lists handed out and not freed */
+    bool dev_opened;
     struct sw_context *contexts;
     /* slot -> local object, for events and completions */
     struct sw_qp **qps;
