@@ -11,11 +11,29 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tests/swrdma/swrdma.h"
+
+static bool is_qp_event(enum ibv_event_type t)
+{
+    switch (t) {
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+    case IBV_EVENT_COMM_EST:
+    case IBV_EVENT_SQ_DRAINED:
+    case IBV_EVENT_PATH_MIG:
+    case IBV_EVENT_PATH_MIG_ERR:
+    case IBV_EVENT_QP_LAST_WQE_REACHED:
+        return true;
+    default:
+        return false;
+    }
+}
 
 void sw_async_push(struct sw_context *ctx, const struct ibv_async_event *ev)
 {
@@ -33,6 +51,49 @@ void sw_async_push(struct sw_context *ctx, const struct ibv_async_event *ev)
     uint64_t one = 1;
     if (write(ctx->vctx.context.async_fd, &one, sizeof(one)) < 0)
         sw_log("cannot signal an async event: %m");
+}
+
+/* Takes one count from an eventfd without waiting, whatever O_NONBLOCK
+ * the caller set on it; false when there was none to take. */
+bool sw_eventfd_take(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0)
+        return false;
+    if (!(fl & O_NONBLOCK))
+        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    uint64_t v;
+    bool took = read(fd, &v, sizeof(v)) == sizeof(v);
+    if (!(fl & O_NONBLOCK))
+        fcntl(fd, F_SETFL, fl);
+    return took;
+}
+
+/* Drops the events of QP or CQ that are queued and not yet taken, as
+ * the kernel does when they are destroyed: each with its eventfd count,
+ * so poll() stops saying there is one. Where a reader already took the
+ * count, the event stays marked dead and that reader passes over it. */
+void sw_async_forget(struct sw_context *ctx, struct ibv_qp *qp, struct ibv_cq *cq)
+{
+    pthread_mutex_lock(&ctx->lock);
+    struct sw_event_node **pp = &ctx->ev_head, *prev = NULL;
+    while (*pp) {
+        struct sw_event_node *n = *pp;
+        bool mine = (qp && is_qp_event(n->ev.event_type) && n->ev.element.qp == qp) ||
+                    (cq && n->ev.event_type == IBV_EVENT_CQ_ERR && n->ev.element.cq == cq);
+        if (mine && sw_eventfd_take(ctx->vctx.context.async_fd)) {
+            *pp = n->next;
+            if (ctx->ev_tail == n)
+                ctx->ev_tail = prev;
+            free(n);
+            continue;
+        }
+        if (mine)
+            n->dead = true;
+        prev = n;
+        pp = &n->next;
+    }
+    pthread_mutex_unlock(&ctx->lock);
 }
 
 /* An event request from a segment, on the NIC thread with sw.nic_lock. */
@@ -86,23 +147,6 @@ void sw_async_port_watch(void)
     pthread_mutex_unlock(&sw.lock);
 }
 
-static bool is_qp_event(enum ibv_event_type t)
-{
-    switch (t) {
-    case IBV_EVENT_QP_FATAL:
-    case IBV_EVENT_QP_REQ_ERR:
-    case IBV_EVENT_QP_ACCESS_ERR:
-    case IBV_EVENT_COMM_EST:
-    case IBV_EVENT_SQ_DRAINED:
-    case IBV_EVENT_PATH_MIG:
-    case IBV_EVENT_PATH_MIG_ERR:
-    case IBV_EVENT_QP_LAST_WQE_REACHED:
-        return true;
-    default:
-        return false;
-    }
-}
-
 /* What ibv_destroy_qp() and ibv_destroy_cq() wait to see acknowledged. */
 static void count_reported(const struct ibv_async_event *ev)
 {
@@ -138,11 +182,16 @@ int sw_get_async_event(struct ibv_context *c, struct ibv_async_event *event)
             ctx->ev_head = n->next;
             if (!ctx->ev_head)
                 ctx->ev_tail = NULL;
-            ctx->async_unacked++;
+            if (!n->dead)
+                ctx->async_unacked++;
         }
         pthread_mutex_unlock(&ctx->lock);
         if (!n)
             continue;
+        if (n->dead) {
+            free(n);
+            continue;       /* its object was destroyed: there was no event */
+        }
         *event = n->ev;
         free(n);
         count_reported(event);

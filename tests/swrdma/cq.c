@@ -207,14 +207,27 @@ int sw_destroy_cq(struct ibv_cq *ibcq)
     sw.cqs[cq->slot] = NULL;
     pthread_mutex_unlock(&sw.obj_lock);
     pthread_mutex_unlock(&sw.nic_lock);
+    sw_async_forget(sw_ctx(ibcq->context), NULL, ibcq);
     struct ibv_comp_channel *channel = ibcq->channel;
     if (channel) {
         /* events queued and not yet taken go with the CQ */
         struct sw_channel *ch = SW_CONTAINER(channel, struct sw_channel, ch);
         pthread_mutex_lock(&ch->lock);
-        for (struct sw_event_node *n = ch->head; n; n = n->next)
+        struct sw_event_node **pp = &ch->head, *prev = NULL;
+        while (*pp) {
+            struct sw_event_node *n = *pp;
+            if (n->cq == ibcq && sw_eventfd_take(channel->fd)) {
+                *pp = n->next;
+                if (ch->tail == n)
+                    ch->tail = prev;
+                free(n);
+                continue;
+            }
             if (n->cq == ibcq)
-                n->cq = NULL;
+                n->cq = NULL;     /* a reader took its count: it passes over it */
+            prev = n;
+            pp = &n->next;
+        }
         pthread_mutex_unlock(&ch->lock);
         pthread_mutex_lock(&ibcq->context->mutex);
         channel->refcnt--;

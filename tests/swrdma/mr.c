@@ -55,23 +55,39 @@ static uint64_t page_count(uint64_t addr, uint64_t len)
     return ((addr + len + 4095) >> 12) - (addr >> 12);
 }
 
+/* Whether [START, END) is mapped, with write permission if WRITE. */
+static bool range_mapped(uintptr_t start, uintptr_t end, bool write)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return true;
+    char line[512];
+    uintptr_t at = start;
+    while (at < end && fgets(line, sizeof(line), f)) {
+        unsigned long lo, hi;
+        char perms[5];
+        if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 || hi <= at)
+            continue;
+        if (lo > at || (write && perms[1] != 'w') || perms[0] != 'r')
+            break;
+        at = hi;
+    }
+    fclose(f);
+    return at >= end;
+}
+
 /* Faults the pages in as get_user_pages() would, or says why it cannot. */
 static int populate(void *addr, size_t len, unsigned access)
 {
     char *start = (char *)((uintptr_t)addr & ~4095ul);
     size_t span = page_count((uintptr_t)addr, len) * 4096;
-    int advice = access & SW_WRITABLE ? MADV_POPULATE_WRITE : MADV_POPULATE_READ;
-    if (madvise(start, span, advice) == 0)
+    bool write = access & SW_WRITABLE;
+    if (madvise(start, span, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ) == 0)
         return 0;
-    if (errno == EINVAL) {
-        /* a kernel before 5.14, or memory it will not populate (VM_IO):
-         * at least the range must be mapped */
-        unsigned char vec;
-        for (size_t off = 0; off < span; off += 4096)
-            if (mincore(start + off, 4096, &vec) < 0)
-                return EFAULT;
+    /* EINVAL: a kernel before 5.14, write to a read-only mapping, or
+     * memory it will not populate; the mapping tells which */
+    if (errno == EINVAL && range_mapped((uintptr_t)start, (uintptr_t)start + span, write))
         return 0;
-    }
     return EFAULT;
 }
 
@@ -240,15 +256,19 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t leng
         errno = EINVAL;
         return NULL;
     }
-    char path[64], target[128];
-    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(path, target, sizeof(target) - 1);
-    if (fd < 0 || n < 0) {
+    /* a dma-buf's fdinfo names its exporter */
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+    FILE *f = fd >= 0 ? fopen(path, "re") : NULL;
+    if (!f) {
         errno = EBADF;
         return NULL;
     }
-    target[n] = '\0';
-    if (!strstr(target, "dmabuf")) {
+    bool dmabuf = false;
+    while (fgets(line, sizeof(line), f))
+        dmabuf |= !strncmp(line, "exp_name:", 9);
+    fclose(f);
+    if (!dmabuf) {
         errno = EINVAL;
         return NULL;
     }

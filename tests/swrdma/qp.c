@@ -237,6 +237,8 @@ int sw_destroy_qp(struct ibv_qp *ibqp)
     sw.qps[qp->slot] = NULL;
     pthread_mutex_unlock(&sw.obj_lock);
     pthread_mutex_unlock(&sw.nic_lock);
+    /* events queued and not yet taken go with it, as the kernel drops them */
+    sw_async_forget(sw_ctx(ibqp->context), ibqp, NULL);
     sw_shm_lock(&qp->s->lock);
     for (uint32_t i = qp->s->rq_polled; i != qp->s->rq_tail; i++) {
         struct sw_rwqe *r = sw_seg_rwqe(sw.seg, qp->slot, i % qp->s->rq_cap);

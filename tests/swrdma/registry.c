@@ -368,6 +368,8 @@ void sw_detach(void)
         return;
     sw_seg_unmap_peers();
     sw_reg_lock();
+    /* the dead would keep the registry alive after the last live process */
+    sw_reap_dead();
     release_proc_locked(sw.proc);
     bool last = sw.reg->attached == 0;
     if (last)

@@ -240,6 +240,7 @@ struct sw_event_node {
     struct sw_event_node *next;
     struct ibv_async_event ev;     /* async events */
     struct ibv_cq *cq;             /* completion events; NULL once the CQ is gone */
+    bool dead;                     /* async events of an object since destroyed */
 };
 
 struct sw_context {
@@ -419,6 +420,8 @@ unsigned sw_mtu_bytes(uint32_t mtu);
 
 /* async.c */
 void sw_async_push(struct sw_context *ctx, const struct ibv_async_event *ev);
+void sw_async_forget(struct sw_context *ctx, struct ibv_qp *qp, struct ibv_cq *cq);
+bool sw_eventfd_take(int fd);
 void sw_async_deliver(const struct sw_ev_req *req);
 void sw_async_port_watch(void);
 
