@@ -470,7 +470,14 @@ struct wib_dev {
     int cq_size;                        /* completions it holds */
     int cq_need;                        /* the worst case of the QPs on it */
     int armed;                          /* a completion event was asked for */
-    struct wib_rcache rc;
+    /* Regions of mem_register, dropped when their last user goes, and
+     * regions made on the fly, kept cached (see Registration above). */
+    struct wib_regarg {
+        const struct wib_fns *fns;
+        struct ibv_pd *pd;
+        unsigned access;
+    } ra_user, ra_fly;
+    struct wib_rcache rc_user, rc_fly;
 };
 
 /* The first byte of what a work request's wr_id points to, so that a
@@ -551,11 +558,18 @@ struct wib_trailer {
     uint32_t bye;                       /* the peer finalized */
 };
 
-/* Immediate data: kind in the top bits, slot (token) below. */
+/* Immediate data: kind in the top bits, slot (token) below. CREDIT
+ * says the trailer of our block changed (credits returned, or bye), so
+ * that a sender waiting for credits sleeps on its completion channel. */
 #define WIB_IMM_CTS 0x40000000u
 #define WIB_IMM_DATA 0x80000000u
+#define WIB_IMM_CREDIT 0xc0000000u
 #define WIB_IMM_KIND(imm) ((imm) & 0xc0000000u)
 #define WIB_IMM_SLOT(imm) ((imm) & 0xffffu)
+/* Zero-length receives a data QP keeps posted: the immediates that can
+ * be in flight towards it (a clear-to-send and a window's last write per
+ * slot, two credit returns and a bye). */
+#define WIB_LANE_RQ(slots) (2 * (slots) + 4)
 
 /* The header of every control SEND; an eager message's bytes follow. */
 enum { WIB_MSG_EAGER = 1, WIB_MSG_RTS };
@@ -591,7 +605,7 @@ struct wib_conn_rec {
 };
 
 /* A knock: a datagram to a peer's UD QP. */
-enum { WIB_KNOCK = 1, WIB_READY };
+enum { WIB_KNOCK = 1, WIB_READY, WIB_READY_ACK };
 
 struct wib_knock {
     uint32_t magic;                     /* WIB_ADDR_MAGIC */
@@ -622,7 +636,8 @@ struct wib_swin {
     struct wib_req *r;
     struct wib_cts cts;
     int slot;
-    uint32_t nchunks, posted;           /* chunks (or empty lanes) posted */
+    int put;                            /* a put's writes: no immediates */
+    uint32_t nchunks, total, posted;    /* chunks, writes (empty lanes too), posted */
     int start_lane;
     int outstanding;                    /* writes posted, not yet completed */
 };
@@ -641,11 +656,10 @@ struct wib_req {
     int rts_posted;
     int windows;                        /* windows being written */
     int last_done;                      /* the last window is written */
+    void *mh;                           /* the core's handle for buf, or NULL */
     /* put */
     uint64_t raddr;
     uint32_t rkey[WIB_RAILS_MAX];
-    uint64_t put_posted;
-    int outstanding;
 };
 
 /* An incoming message: the common head, then where its bytes go. */
@@ -660,9 +674,10 @@ struct wib_msg {
     uint64_t want;                      /* bytes to receive (total or the receive's room) */
     uint64_t issued;                    /* bytes covered by windows issued */
     int windows;                        /* windows in flight */
+    int started;                        /* its landing is decided */
     struct wib_mreg *dst;               /* registered destination, NULL: staged */
     int own_dst;
-    int flush;                          /* GPU destination: read back before completing */
+    int failing;                        /* being failed (once, though in several windows) */
 };
 
 /* Registered memory: one cache entry per device a rail uses. */
@@ -670,9 +685,20 @@ struct wib_mreg {
     void *addr;
     size_t len;
     int mem_type;
-    int user;                           /* from mem_register */
+    int user;                           /* from mem_register: in rc_user, else rc_fly */
     struct wib_rc_entry *ent[WIB_DEVS_MAX];
-    struct ibv_mr *own[WIB_DEVS_MAX];   /* dma-buf regions, outside the cache */
+    struct ibv_mr *own[WIB_DEVS_MAX];   /* dma-buf regions, outside the caches */
+};
+
+/* What mem_export hands out and put takes: the region and its rkey on
+ * the device of each of the exporter's rails. */
+#define WIB_RKEY_MAGIC 0x57524b59u      /* "WRKY" */
+
+struct wib_rkey {
+    uint32_t magic;
+    uint32_t nrails;
+    uint64_t addr, len;
+    uint32_t rkey[WIB_RAILS_MAX];
 };
 
 struct wib_peer {
@@ -746,6 +772,7 @@ struct wib_ctx {
     int epfd;
     int busy_fd;                        /* readable while progress has work */
     int busy;
+    int timer_fd;                       /* wakes for set-up retries */
     /* knocks */
     struct wib_qpx ud;
     struct ibv_cq *ud_cq;               /* on rail 0's device CQ */
@@ -789,6 +816,9 @@ weft_result_t weft__ibv_mem_export(void *vctx, void *mhandle, void *rkey, size_t
  * cache where that is safe (ctx->reg_fly, len >= reg_min). NULL: stage. */
 struct wib_mreg *weft__ibv_mem_for(struct wib_ctx *ctx, void *buf, size_t len, void *mh,
                                    int *own);
+/* The flush read of a GPU-bound receive (1 byte, through a QP of this
+ * rank to itself) before it completes: 1 posted, 0 not needed. */
+int weft__ibv_flush_start(struct wib_ctx *ctx, struct wib_msg *m);
 void weft__ibv_mem_done(struct wib_ctx *ctx, struct wib_mreg *m, int own);
 uint32_t weft__ibv_mem_lkey(const struct wib_mreg *m, int dev);
 uint32_t weft__ibv_mem_rkey(const struct wib_mreg *m, int dev);
@@ -825,8 +855,11 @@ int weft__ibv_sq_room(const struct wib_qpx *q);
  * it or force says so. 0, or the errno of ibv_post_send. */
 int weft__ibv_sq_post(struct wib_ctx *ctx, struct wib_qpx *q, struct ibv_send_wr *wr,
                       const struct wib_wr_rec *rec, int force);
-/* A signalled completion of q arrived (or q failed: all = 1). */
-void weft__ibv_sq_retire(struct wib_ctx *ctx, struct wib_qpx *q, int all);
+/* A signalled completion of q arrived: the records up to the first
+ * signalled one are done. failed: q is in error; every record goes, and
+ * only the slots they hold are given back (the peer's failure takes care
+ * of their owners). */
+void weft__ibv_sq_retire(struct wib_ctx *ctx, struct wib_qpx *q, int failed);
 
 /* ibv_send.c: sends and puts */
 weft_result_t weft__ibv_isend(void *vctx, int peer, const void *buf, size_t len, uint64_t tag,
@@ -836,14 +869,18 @@ weft_result_t weft__ibv_put(void *vctx, int peer, const void *buf, size_t len, v
 void weft__ibv_send_cancel(struct tp_ctx *tp, struct tp_req *r);
 void weft__ibv_pump(struct wib_ctx *ctx, struct wib_peer *p);
 void weft__ibv_cts_arrived(struct wib_ctx *ctx, int peer, int slot);
-void weft__ibv_rec_done(struct wib_ctx *ctx, const struct wib_wr_rec *rec);
+void weft__ibv_rec_done(struct wib_ctx *ctx, const struct wib_wr_rec *rec, int failed);
 void weft__ibv_sends_fail(struct wib_ctx *ctx, int peer, weft_result_t status);
 void weft__ibv_credits_return(struct wib_ctx *ctx, struct wib_peer *p, int force);
+/* A finalizing rank tells each connected peer it leaves on purpose. */
+int weft__ibv_say_bye(struct wib_ctx *ctx, struct wib_peer *p);
 
 /* ibv_recv.c: arrivals */
 extern const struct tp_match_ops weft__ibv_msg_ops;
 void weft__ibv_ctl_arrived(struct wib_ctx *ctx, struct wib_peer *p, int index, uint32_t len);
 void weft__ibv_data_arrived(struct wib_ctx *ctx, int peer, int slot);
+void weft__ibv_credit_arrived(struct wib_ctx *ctx, int peer);
+void weft__ibv_flush_done(struct wib_ctx *ctx, struct wib_msg *m);
 void weft__ibv_windows_pump(struct wib_ctx *ctx, struct wib_peer *p);
 void weft__ibv_msgs_fail(struct wib_ctx *ctx, int peer, weft_result_t status);
 

@@ -10,7 +10,9 @@
  * ever (7) with a 0.64 ms wait (12), though the protocol never lets a
  * receive queue run dry; one data QP per rail; 16 eager credits of 8 KiB
  * and 16 windows in flight per pair and direction, which bounds a pair
- * to about 136 KiB of receive buffers.
+ * to about 136 KiB of receive buffers; 4 MiB of staging windows, so that
+ * what is pinned whatever the job does (about 6 MiB) fits the 8 MiB
+ * RLIMIT_MEMLOCK many distributions set.
  */
 #include "config.h"
 
@@ -50,7 +52,7 @@ int weft__ibv_params_read(const struct tp_ctx *tp, struct wib_params *p)
         weft__tp_param_long(tp, "WEFT_IB_EAGER_CREDITS", 2, 1024, 16, &credits) != 0 ||
         weft__tp_param_long(tp, "WEFT_IB_CTS_SLOTS", 2, 256, 16, &slots) != 0 ||
         weft__tp_param_long(tp, "WEFT_IB_CHUNK", 4 * KIB, GIB, 512 * KIB, &chunk) != 0 ||
-        weft__tp_param_long(tp, "WEFT_IB_STAGING", 64 * KIB, 16 * GIB, 16 * MIB,
+        weft__tp_param_long(tp, "WEFT_IB_STAGING", 64 * KIB, 16 * GIB, 4 * MIB,
                             &staging) != 0 ||
         weft__tp_param_long(tp, "WEFT_IB_REG_MIN", 0, LONG_MAX, 64 * KIB, &reg_min) != 0 ||
         weft__tp_param_long(tp, "WEFT_IB_REG_CACHE", -1, 1, -1, &reg_cache) != 0 ||

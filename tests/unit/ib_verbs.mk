@@ -7,8 +7,9 @@
 # kind of library the loader must take or refuse).
 if WEFT_BUILD_IB_VERBS
 WEFT_IBV_UNIT_TESTS = tests/unit/test_ibv_gid tests/unit/test_ibv_hca \
-	tests/unit/test_ibv_param tests/unit/test_ibv_port tests/unit/test_ibv_qp \
-	tests/unit/test_ibv_rcache tests/unit/test_ibv_sym tests/unit/test_ibv_wc
+	tests/unit/test_ibv_init tests/unit/test_ibv_param tests/unit/test_ibv_port \
+	tests/unit/test_ibv_qp tests/unit/test_ibv_rcache tests/unit/test_ibv_sym \
+	tests/unit/test_ibv_wc
 WEFT_UNIT_TESTS += $(WEFT_IBV_UNIT_TESTS)
 WEFT_IBV_UNIT_CPPFLAGS = $(WEFT_UNIT_CPPFLAGS) $(VERBS_CFLAGS)
 WEFT_IBV_UNIT_LDADD = plugins/ib-verbs/libibv.la plugins/common/libtp_common.la $(CMOCKA_LIBS)
@@ -45,6 +46,11 @@ tests_unit_test_ibv_sym_CPPFLAGS = $(WEFT_IBV_UNIT_CPPFLAGS)
 tests_unit_test_ibv_sym_CFLAGS = $(WEFT_UNIT_CFLAGS)
 tests_unit_test_ibv_sym_LDADD = $(WEFT_IBV_UNIT_LDADD)
 EXTRA_tests_unit_test_ibv_sym_DEPENDENCIES = $(WEFT_IBV_FAKES)
+tests_unit_test_ibv_init_SOURCES = tests/unit/test_ibv_init.c
+tests_unit_test_ibv_init_CPPFLAGS = $(WEFT_IBV_UNIT_CPPFLAGS)
+tests_unit_test_ibv_init_CFLAGS = $(WEFT_UNIT_CFLAGS)
+tests_unit_test_ibv_init_LDADD = $(WEFT_IBV_UNIT_LDADD)
+EXTRA_tests_unit_test_ibv_init_DEPENDENCIES = $(WEFT_IBV_FAKES)
 
 # The fake libibverbs: -rpath makes libtool build shared modules that are
 # never installed.
