@@ -252,7 +252,7 @@ weft_result_t weft__ibv_progress(void *vctx)
 
             /* The event of the arming: acknowledged, the CQ disarmed. */
             if (ctx->fns.get_cq_event(d->ch, &cq, &cq_ctx) == 0) {
-                ctx->fns.ack_cq_events(cq, 1);
+                ctx->fns.ack_cq_events(d->cq, 1);
                 d->armed = 0;
             }
         }

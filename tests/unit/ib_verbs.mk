@@ -7,7 +7,8 @@
 # kind of library the loader must take or refuse).
 if WEFT_BUILD_IB_VERBS
 WEFT_IBV_UNIT_TESTS = tests/unit/test_ibv_gid tests/unit/test_ibv_hca \
-	tests/unit/test_ibv_init tests/unit/test_ibv_param tests/unit/test_ibv_port \
+	tests/unit/test_ibv_init tests/unit/test_ibv_loop tests/unit/test_ibv_param \
+	tests/unit/test_ibv_port \
 	tests/unit/test_ibv_qp tests/unit/test_ibv_rcache tests/unit/test_ibv_sym \
 	tests/unit/test_ibv_wc
 WEFT_UNIT_TESTS += $(WEFT_IBV_UNIT_TESTS)
@@ -51,6 +52,11 @@ tests_unit_test_ibv_init_CPPFLAGS = $(WEFT_IBV_UNIT_CPPFLAGS)
 tests_unit_test_ibv_init_CFLAGS = $(WEFT_UNIT_CFLAGS)
 tests_unit_test_ibv_init_LDADD = $(WEFT_IBV_UNIT_LDADD)
 EXTRA_tests_unit_test_ibv_init_DEPENDENCIES = $(WEFT_IBV_FAKES)
+tests_unit_test_ibv_loop_SOURCES = tests/unit/test_ibv_loop.c
+tests_unit_test_ibv_loop_CPPFLAGS = $(WEFT_IBV_UNIT_CPPFLAGS)
+tests_unit_test_ibv_loop_CFLAGS = $(WEFT_UNIT_CFLAGS)
+tests_unit_test_ibv_loop_LDADD = $(WEFT_IBV_UNIT_LDADD)
+EXTRA_tests_unit_test_ibv_loop_DEPENDENCIES = $(WEFT_IBV_FAKES)
 
 # The fake libibverbs: -rpath makes libtool build shared modules that are
 # never installed.
