@@ -312,6 +312,8 @@ static weft_result_t wib_finalize(void *vctx)
 
     if (!ctx)
         return WEFT_ERR_INVALID_ARG;
+    TP_INFO(ctx, "rank %d received %lu windows in place, %lu through staging", ctx->rank,
+            ctx->windows_in_place, ctx->windows_staged);
     say_goodbye(ctx);
     ctx->finalizing = 1;
     for (int i = 0; i < ctx->size; i++)

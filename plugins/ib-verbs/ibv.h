@@ -682,6 +682,7 @@ struct wib_msg {
 
 /* Registered memory: one cache entry per device a rail uses. */
 struct wib_mreg {
+    struct wib_mreg *prev, *next;       /* ctx->user_regs, when user */
     void *addr;
     size_t len;
     int mem_type;
@@ -788,12 +789,17 @@ struct wib_ctx {
     unsigned char *stage;
     struct ibv_mr *stage_mr[WIB_DEVS_MAX];
     int nstage, *stage_free, nstage_free;
+    /* mem_register's handles: a receive (whose handle the common irecv
+     * does not pass on) finds its buffer's region here by address */
+    struct wib_mreg *user_regs;
     /* peers */
     struct wib_peer *peers;
     struct wib_peer *active;            /* peers with QPs */
     unsigned ticks;
     int64_t now_ms;
     int finalizing;
+    /* windows received in place and through staging, for the log */
+    unsigned long windows_in_place, windows_staged;
 };
 
 /* ibv_dev.c: devices and ports */
@@ -812,8 +818,9 @@ weft_result_t weft__ibv_mem_register(void *vctx, void *buf, size_t len, int mem_
 weft_result_t weft__ibv_mem_deregister(void *vctx, void *mhandle);
 weft_result_t weft__ibv_mem_export(void *vctx, void *mhandle, void *rkey, size_t *len);
 /* A registration of [buf, buf + len) on every rail's device for a
- * transfer: mh when the core gave one that covers it, else from the
- * cache where that is safe (ctx->reg_fly, len >= reg_min). NULL: stage. */
+ * transfer: mh when the core gave one that covers it, else a handle of
+ * mem_register that covers it, else from the cache where that is safe
+ * (ctx->reg_fly, len >= reg_min). NULL: stage. */
 struct wib_mreg *weft__ibv_mem_for(struct wib_ctx *ctx, void *buf, size_t len, void *mh,
                                    int *own);
 /* The flush read of a GPU-bound receive (1 byte, through a QP of this

@@ -138,6 +138,17 @@ err_nomem:
 
 void weft__ibv_mem_fini(struct wib_ctx *ctx)
 {
+    /* Handles the program never deregistered: their cache entries go
+     * with the caches below. */
+    while (ctx->user_regs) {
+        struct wib_mreg *m = ctx->user_regs;
+
+        ctx->user_regs = m->next;
+        for (int i = 0; i < ctx->ndevs; i++)
+            if (m->own[i])
+                ctx->fns.dereg_mr(m->own[i]);
+        free(m);
+    }
     for (int i = 0; i < ctx->ndevs; i++) {
         struct wib_dev *d = &ctx->devs[i];
 
@@ -164,6 +175,14 @@ void weft__ibv_mem_fini(struct wib_ctx *ctx)
 
 static void mreg_free(struct wib_ctx *ctx, struct wib_mreg *m)
 {
+    if (m->user) {
+        if (m->prev)
+            m->prev->next = m->next;
+        else if (ctx->user_regs == m)
+            ctx->user_regs = m->next;
+        if (m->next)
+            m->next->prev = m->prev;
+    }
     for (int i = 0; i < ctx->ndevs; i++) {
         struct wib_dev *d = &ctx->devs[i];
 
@@ -221,6 +240,12 @@ weft_result_t weft__ibv_mem_register(void *vctx, void *buf, size_t len, int mem_
         return WEFT_ERR_UNSUPPORTED;
     }
     m = mreg_new(ctx, buf, len, mem_type, 1);
+    if (m) {
+        m->next = ctx->user_regs;
+        if (m->next)
+            m->next->prev = m;
+        ctx->user_regs = m;
+    }
     if (!m) {
         int err = errno;
 
@@ -276,6 +301,12 @@ struct wib_mreg *weft__ibv_mem_for(struct wib_ctx *ctx, void *buf, size_t len, v
     if (m && (uintptr_t)buf >= (uintptr_t)m->addr &&
         (uintptr_t)buf + len <= (uintptr_t)m->addr + m->len)
         return m;
+    /* The program registered it without saying so here (a receive): the
+     * handle lives until mem_deregister, which must come after. */
+    for (m = ctx->user_regs; m; m = m->next)
+        if ((uintptr_t)buf >= (uintptr_t)m->addr &&
+            (uintptr_t)buf + len <= (uintptr_t)m->addr + m->len)
+            return m;
     if (!ctx->reg_fly || len < ctx->prm.reg_min)
         return NULL;
     m = mreg_new(ctx, buf, len, WEFT_TRANSPORT_MEM_HOST, 0);
@@ -340,6 +371,10 @@ weft_result_t weft__ibv_mem_dmabuf(struct wib_ctx *ctx, int fd, uint64_t offset,
             return WEFT_ERR_SYSTEM;
         }
     }
+    m->next = ctx->user_regs;
+    if (m->next)
+        m->next->prev = m;
+    ctx->user_regs = m;
     *out = m;
     return WEFT_SUCCESS;
 }

@@ -304,6 +304,10 @@ static int issue_window(struct wib_ctx *ctx, struct wib_peer *p, struct wib_msg 
     }
     m->issued += size;
     m->windows++;
+    if (in_place)
+        ctx->windows_in_place++;
+    else
+        ctx->windows_staged++;
     if (m->issued == m->want)
         rv_remove(p, m);
     return 1;

@@ -260,6 +260,9 @@ static void test_unexpected(void **state)
     exchange(0, 1, 10, 10, 0, WEFT_SUCCESS);
     exchange(0, 1, 5000, 5000, 0, WEFT_SUCCESS);
     exchange(0, 1, 400000, 400000, 0, WEFT_SUCCESS);
+    /* Unregistered memory without on-demand paging: staged. */
+    assert_int_equal(((struct wib_ctx *)ctx[1])->windows_in_place, 0);
+    assert_true(((struct wib_ctx *)ctx[1])->windows_staged > 0);
 }
 
 static void test_truncated(void **state)
@@ -358,8 +361,36 @@ static void test_registered(void **state)
     c = wait_req(1, rr);
     assert_int_equal(c.status, WEFT_SUCCESS);
     assert_memory_equal(d, s, n);
+    /* Found by its address, though irecv's handle is not passed on. */
+    assert_true(((struct wib_ctx *)ctx[1])->windows_in_place > 0);
+    assert_int_equal(((struct wib_ctx *)ctx[1])->windows_staged, 0);
     wait_req(0, sr);
     T->mem_deregister(ctx[0], ms);
+    T->mem_deregister(ctx[1], md);
+    free(s);
+    free(d);
+}
+
+/* GPU memory (host memory registered as CUDA, which the fake cannot tell
+ * apart): read back through the rank's own pair before the receive
+ * completes. */
+static void test_gpu_flush(void **state)
+{
+    size_t n = 300000;
+    unsigned char *s = malloc(n), *d = calloc(1, n);
+    void *md, *sr, *rr;
+    struct wib_ctx *c1;
+
+    (void)state;
+    fill(s, n, 5);
+    assert_int_equal(T->mem_register(ctx[1], d, n, WEFT_TRANSPORT_MEM_CUDA, &md), WEFT_SUCCESS);
+    assert_int_equal(T->irecv(ctx[1], 0, d, n, 4, 0, md, &rr), WEFT_SUCCESS);
+    assert_int_equal(T->isend(ctx[0], 1, s, n, 4, NULL, &sr), WEFT_SUCCESS);
+    assert_int_equal(wait_req(1, rr).status, WEFT_SUCCESS);
+    assert_memory_equal(d, s, n);
+    c1 = ctx[1];
+    assert_int_equal(c1->peers[1].state, WIB_P_UP);
+    wait_req(0, sr);
     T->mem_deregister(ctx[1], md);
     free(s);
     free(d);
@@ -458,6 +489,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_any_source, setup, teardown),
         cmocka_unit_test_setup_teardown(test_registered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gpu_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put, setup, teardown),
         cmocka_unit_test_setup_teardown(test_both_ways, setup, teardown),
         cmocka_unit_test_setup_teardown(test_departure, setup, teardown),
