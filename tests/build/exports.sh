@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # libweft.so exports only the weft_* API under the WEFT_1.0 version node and
 # needs no library beyond libc, libdl, pthreads, hwloc (and PMIx when built
-# with it); each plugin exports only its weft_transport_vN entry point.
+# with it); each plugin exports only its weft_transport_vN entry point,
+# links no libibverbs and needs no symbol of libweft or libibverbs.
 set -u
 top=${abs_top_builddir:?}
 fail=0
@@ -39,8 +40,16 @@ for so in "$top"/plugins/*/.libs/weft-*.so; do
     if [ "$syms" != "weft_transport_v1" ]; then
         echo "FAIL: $(basename "$so") exports: $syms"; fail=1
     fi
-    if readelf -d "$so" | grep -q -E 'libibverbs|libcuda'; then
-        : # a plugin may need its own hardware library
+    # ib-verbs opens libibverbs at run time, so that it loads and says why
+    # it does not apply where rdma-core is missing: no plugin links it.
+    if readelf -d "$so" | grep -q 'NEEDED.*libibverbs'; then
+        echo "FAIL: $(basename "$so") links libibverbs"; fail=1
+    fi
+    # A plugin does not link libweft: a weft_ or ibv_ symbol it leaves
+    # undefined makes dlopen fail.
+    undef=$(nm -D --undefined-only "$so" | awk '{print $2}' | grep -E '^(weft_|ibv_|_ibv_)' || true)
+    if [ -n "$undef" ]; then
+        echo "FAIL: $(basename "$so") needs symbols from outside:"; printf '  %s\n' $undef; fail=1
     fi
 done
 
