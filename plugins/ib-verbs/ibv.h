@@ -15,8 +15,10 @@
  *   Every active port of every device is a candidate, unless WEFT_IB_HCA
  *   leaves it out (ibv_hca.c). An Ethernet port needs a RoCE GID
  *   (ibv_gid.c), an InfiniBand port a LID. The usable ports are ordered
- *   nearest first (ibv_sys.c: the NUMA node of the device against the
- *   rank's binding) and the ones as near as the first, at most
+ *   nearest first (ibv_sys.c: the core's topology, under the PCI switch
+ *   of the rank's GPU before on its NUMA node; sysfs's NUMA node where
+ *   the topology does not show the device) and the ones as near as the
+ *   first, at most
  *   WEFT_IB_RAILS, are the rails. A pair uses min(rails of each side)
  *   rails, rail i with rail i, as long as their link layers agree.
  *
@@ -285,6 +287,10 @@ enum wib_near {
 int weft__ibv_rank_numa(void);
 /* NUMA node of an RDMA device from its sysfs folder, -1 unknown. */
 int weft__ibv_dev_numa(const char *sysfs_dev);
+/* How near device name is: from the core's topology where it shows the
+ * device, else from its NUMA node in sysfs against rank_numa. */
+int weft__ibv_dev_near(const weft_transport_core_t *core, const char *name,
+                       const char *sysfs_dev, int rank_numa);
 const char *weft__ibv_near_name(int near);
 /* RLIMIT_MEMLOCK against what the plugin pins at least (need) and would
  * like (want): 0 fine, 1 enough to start (msg says what fails later),

@@ -86,8 +86,7 @@ static void look_at_port(struct wib_ctx *ctx, int di, int num, struct wib_port_i
     p->gid.index = -1;
     p->rail = -1;
     p->numa = numa;
-    p->near = numa < 0 || ctx->rank_numa < 0 ? WIB_NEAR_UNKNOWN :
-              numa == ctx->rank_numa ? WIB_NEAR_NUMA : WIB_NEAR_FAR;
+    p->near = weft__ibv_dev_near(ctx->tp.core, d->name, d->sysfs, ctx->rank_numa);
     if (weft__ibv_query_port(&ctx->fns, d->vctx, (uint8_t)num, &a) != 0) {
         p->state = IBV_PORT_NOP;
         snprintf(p->why, sizeof(p->why), "ibv_query_port failed: %s", strerror(errno));

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,31 @@ int weft__ibv_dev_numa(const char *sysfs_dev)
         numa = -1;
     fclose(f);
     return numa;
+}
+
+/* The core's topology knows where the device sits against the rank's
+ * GPU and binding (hwloc's PCI tree); sysfs alone knows only its NUMA
+ * node, so it answers where the topology does not show the device (a
+ * container without its sysfs, a software device). */
+int weft__ibv_dev_near(const weft_transport_core_t *core, const char *name,
+                       const char *sysfs_dev, int rank_numa)
+{
+    int numa;
+
+    if (core && core->struct_size >= offsetof(weft_transport_core_t, device_nearness) +
+                                         sizeof(core->device_nearness) &&
+        core->device_nearness) {
+        switch (core->device_nearness(core->core_ctx, name)) {
+        case WEFT_TRANSPORT_NEAR_GPU: return WIB_NEAR_GPU_SWITCH;
+        case WEFT_TRANSPORT_NEAR_NUMA: return WIB_NEAR_NUMA;
+        case WEFT_TRANSPORT_NEAR_HOST: return WIB_NEAR_FAR;
+        default: break;
+        }
+    }
+    numa = weft__ibv_dev_numa(sysfs_dev);
+    if (numa < 0 || rank_numa < 0)
+        return WIB_NEAR_UNKNOWN;
+    return numa == rank_numa ? WIB_NEAR_NUMA : WIB_NEAR_FAR;
 }
 
 const char *weft__ibv_near_name(int near)

@@ -136,6 +136,40 @@ static void test_rails(void **state)
     assert_int_equal(p[0].rail, -1);
 }
 
+/* A core whose topology places "near0" under the GPU's switch, "numa0"
+ * on the rank's node, "far0" elsewhere, and does not show the rest. */
+static weft_transport_nearness_t fake_nearness(void *core_ctx, const char *name)
+{
+    (void)core_ctx;
+    if (strcmp(name, "near0") == 0)
+        return WEFT_TRANSPORT_NEAR_GPU;
+    if (strcmp(name, "numa0") == 0)
+        return WEFT_TRANSPORT_NEAR_NUMA;
+    if (strcmp(name, "far0") == 0)
+        return WEFT_TRANSPORT_NEAR_HOST;
+    return WEFT_TRANSPORT_NEAR_UNKNOWN;
+}
+
+static void test_nearness(void **state)
+{
+    weft_transport_core_t core;
+    const char *nowhere = "/nonexistent/sysfs/device";
+
+    (void)state;
+    memset(&core, 0, sizeof(core));
+    core.struct_size = sizeof(core);
+    core.device_nearness = fake_nearness;
+    assert_int_equal(weft__ibv_dev_near(&core, "near0", nowhere, 0), WIB_NEAR_GPU_SWITCH);
+    assert_int_equal(weft__ibv_dev_near(&core, "numa0", nowhere, 0), WIB_NEAR_NUMA);
+    assert_int_equal(weft__ibv_dev_near(&core, "far0", nowhere, 0), WIB_NEAR_FAR);
+    /* Not in the topology, and no sysfs folder to say its node. */
+    assert_int_equal(weft__ibv_dev_near(&core, "other0", nowhere, 0), WIB_NEAR_UNKNOWN);
+    /* A core built before device_nearness existed: sysfs decides. */
+    core.struct_size = offsetof(weft_transport_core_t, device_nearness);
+    assert_int_equal(weft__ibv_dev_near(&core, "near0", nowhere, 0), WIB_NEAR_UNKNOWN);
+    assert_int_equal(weft__ibv_dev_near(NULL, "near0", nowhere, 0), WIB_NEAR_UNKNOWN);
+}
+
 static void test_names_and_rates(void **state)
 {
     (void)state;
@@ -160,6 +194,7 @@ int main(void)
         cmocka_unit_test(test_sort),
         cmocka_unit_test(test_rails),
         cmocka_unit_test(test_names_and_rates),
+        cmocka_unit_test(test_nearness),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
