@@ -108,11 +108,11 @@ void sw_check_close(struct sw_context *ctx)
 {
     pthread_mutex_lock(&ctx->lock);
     uint32_t qp = ctx->n_qp, cq = ctx->n_cq, mr = ctx->n_mr, pd = ctx->n_pd, ch = ctx->n_channel;
-    uint32_t unacked = ctx->async_unacked;
+    uint32_t ah = ctx->n_ah, unacked = ctx->async_unacked;
     pthread_mutex_unlock(&ctx->lock);
-    if (qp || cq || mr || pd || ch)
-        sw_check_report("ibv_close_device() leaves %u QPs, %u CQs, %u MRs, %u PDs and %u "
-                        "completion channels behind (leaked)", qp, cq, mr, pd, ch);
+    if (qp || cq || mr || ah || pd || ch)
+        sw_check_report("ibv_close_device() leaves %u QPs, %u CQs, %u MRs, %u AHs, %u PDs and "
+                        "%u completion channels behind (leaked)", qp, cq, mr, ah, pd, ch);
     if (unacked)
         sw_check_report("ibv_close_device() with %u async events never acknowledged", unacked);
 }

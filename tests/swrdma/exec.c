@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * exec.c: what the wire and the responder's NIC do with one work request
- * of a reliable connection, executed by the requester's NIC thread with
+ * of a reliable connection (a UD QP's datagrams go to ud.c), executed by the requester's NIC thread with
  * no help from the responder's process: the payload is read from the
  * requester's memory now (inline data was copied at post) and written
  * straight into the responder's registered memory with
@@ -66,12 +66,6 @@ static const uint32_t rnr_us[32] = {
     163840, 245760, 327680, 491520,
 };
 
-struct iovs {
-    struct iovec v[SW_MAX_SGE_CAP];
-    unsigned n;
-    uint64_t len;
-};
-
 static bool is_read_like(uint32_t op)
 {
     return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
@@ -84,9 +78,9 @@ static bool needs_recv(uint32_t op)
 }
 
 /* Translates local SGEs through this process's keys; busy marks stay set
- * until release_busy(). Returns an IBV_WC status. */
-static int local_iovs(struct sw_qp *qp, const struct ibv_sge *sge, uint32_t n, bool write,
-                      struct iovs *out)
+ * until sw_exec_release_busy(). Returns an IBV_WC status. */
+int sw_exec_local_iovs(struct sw_qp *qp, const struct ibv_sge *sge, uint32_t n, bool write,
+                       struct sw_iovs *out)
 {
     out->n = 0;
     out->len = 0;
@@ -113,7 +107,7 @@ static int local_iovs(struct sw_qp *qp, const struct ibv_sge *sge, uint32_t n, b
     return IBV_WC_SUCCESS;
 }
 
-static void release_busy(void)
+void sw_exec_release_busy(void)
 {
     for (unsigned i = 0; i < SW_BUSY_KEYS; i++)
         sw_busy_leave(i);
@@ -239,7 +233,7 @@ static void fill_recv_cqe(struct sw_cqe *e, struct sw_qp *qp, const struct sw_sq
  * held; returns an IBV_WC status for the requester, fills IOVS with
  * where the data goes and *RWQE with the receive taken. */
 static int take_recv(struct sw_qp *qp, struct sw_swqe *w, struct sw_sqp *r, struct sw_rwqe *rw,
-                     struct iovs *dst, bool *rnr)
+                     struct sw_iovs *dst, bool *rnr)
 {
     struct sw_peer *p = &qp->peer;
     *rnr = false;
@@ -292,7 +286,7 @@ static int check_rkey(struct sw_qp *qp, struct sw_swqe *w, const struct sw_sqp *
     return IBV_WC_SUCCESS;
 }
 
-static void copy_out(pid_t pid, struct iovs *src, struct iovs *dst, uint64_t len)
+void sw_exec_copy_out(pid_t pid, struct sw_iovs *src, struct sw_iovs *dst, uint64_t len)
 {
     if (len == 0)
         return;
@@ -305,7 +299,7 @@ static void copy_out(pid_t pid, struct iovs *src, struct iovs *dst, uint64_t len
 }
 
 /* Trims IOVS to LEN bytes (a receive larger than the message). */
-static void trim(struct iovs *v, uint64_t len)
+static void trim(struct sw_iovs *v, uint64_t len)
 {
     uint64_t left = len;
     unsigned i;
@@ -317,7 +311,7 @@ static void trim(struct iovs *v, uint64_t len)
     v->n = i;
 }
 
-static void ensure_src_unchanged(struct sw_qp *qp, struct sw_swqe *w)
+void sw_exec_src_unchanged(struct sw_qp *qp, struct sw_swqe *w)
 {
     if (!w->sum)
         return;
@@ -348,6 +342,10 @@ int sw_exec(struct sw_qp *qp, struct sw_swqe *w, uint64_t now, uint64_t *wake)
         w->status = injected;
         return 0;
     }
+    if (qp->qp.qp_type == IBV_QPT_UD) {
+        sw_ud_exec(qp, w);     /* a datagram: sent once, never waits */
+        return 0;
+    }
     if ((w->flags & IBV_SEND_FENCE) && qp->reads_pending)
         sw_exec_place_reads(qp);
     if (is_read_like(w->opcode)) {
@@ -360,7 +358,7 @@ int sw_exec(struct sw_qp *qp, struct sw_swqe *w, uint64_t now, uint64_t *wake)
     }
 
     /* the requester's own keys */
-    struct iovs src;
+    struct sw_iovs src;
     int st;
     if (w->flags & IBV_SEND_INLINE) {
         src.n = w->length ? 1 : 0;
@@ -369,10 +367,10 @@ int sw_exec(struct sw_qp *qp, struct sw_swqe *w, uint64_t now, uint64_t *wake)
         src.len = w->length;
         st = IBV_WC_SUCCESS;
     } else {
-        st = local_iovs(qp, w->sge, w->num_sge, is_read_like(w->opcode), &src);
+        st = sw_exec_local_iovs(qp, w->sge, w->num_sge, is_read_like(w->opcode), &src);
     }
     if (st != IBV_WC_SUCCESS) {
-        release_busy();
+        sw_exec_release_busy();
         if (st < 0)
             return 0;      /* reported: the data goes to pages nobody sees */
         w->status = (uint32_t)st;
@@ -380,15 +378,15 @@ int sw_exec(struct sw_qp *qp, struct sw_swqe *w, uint64_t now, uint64_t *wake)
     }
     if ((w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) &&
         src.len != 8) {
-        release_busy();
+        sw_exec_release_busy();
         w->status = IBV_WC_LOC_LEN_ERR;
         return 0;
     }
     if (!is_read_like(w->opcode))
-        ensure_src_unchanged(qp, w);
+        sw_exec_src_unchanged(qp, w);
 
     if (!reachable(qp)) {
-        release_busy();
+        sw_exec_release_busy();
         return no_ack(qp, w, now, wake);
     }
     struct sw_peer *p = &qp->peer;
@@ -397,26 +395,26 @@ int sw_exec(struct sw_qp *qp, struct sw_swqe *w, uint64_t now, uint64_t *wake)
     uint32_t npkts = w->length ? (uint32_t)((w->length + mtu - 1) / mtu) : 1;
 
     sw_shm_lock(&r->lock);
-    if (!r->used || r->qpn != p->qpn ||
+    if (!r->used || r->qpn != p->qpn || r->qp_type != IBV_QPT_RC ||
         (r->state != IBV_QPS_RTR && r->state != IBV_QPS_RTS && r->state != IBV_QPS_SQD) ||
         r->epsn != qp->sq_psn) {
-        /* dropped: not there, not ready, or out of sequence */
+        /* dropped: not there, not a connection, not ready, or out of sequence */
         sw_shm_unlock(&r->lock);
-        release_busy();
+        sw_exec_release_busy();
         return no_ack(qp, w, now, wake);
     }
     unsigned rmtu = sw_mtu_bytes(r->path_mtu);
     if (w->length > rmtu && rmtu < mtu) {
         /* packets longer than the responder's path MTU are malformed */
         sw_shm_unlock(&r->lock);
-        release_busy();
+        sw_exec_release_busy();
         responder_error(qp, IBV_EVENT_QP_REQ_ERR);
         w->status = IBV_WC_REM_INV_REQ_ERR;
         return 0;
     }
     struct sw_reg_mr m;
     struct sw_rwqe rw;
-    struct iovs dst = { .n = 0 };
+    struct sw_iovs dst = { .n = 0 };
     bool rnr = false;
     uint32_t rslot = p->slot;
     switch (w->opcode) {
@@ -433,7 +431,7 @@ int sw_exec(struct sw_qp *qp, struct sw_swqe *w, uint64_t now, uint64_t *wake)
             dst.v[0].iov_len = w->length;
         }
         if (st == IBV_WC_SUCCESS && w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
-            struct iovs unused;
+            struct sw_iovs unused;
             st = take_recv(qp, w, r, &rw, &unused, &rnr);
         }
         break;
@@ -465,7 +463,7 @@ int sw_exec(struct sw_qp *qp, struct sw_swqe *w, uint64_t now, uint64_t *wake)
     }
     if (rnr) {
         sw_shm_unlock(&r->lock);
-        release_busy();
+        sw_exec_release_busy();
         if (qp->rnr_retry != 7 && w->rnr_tries >= qp->rnr_retry) {
             w->status = IBV_WC_RNR_RETRY_EXC_ERR;
             return 0;
@@ -488,7 +486,7 @@ int sw_exec(struct sw_qp *qp, struct sw_swqe *w, uint64_t now, uint64_t *wake)
         }
         uint32_t rcq = r->recv_cq_slot, rcq_gen = r->recv_cq_gen;
         sw_shm_unlock(&r->lock);
-        release_busy();
+        sw_exec_release_busy();
         if (recv_err)
             sw_cq_push(p->seg, rcq, rcq_gen, &e, true);
         responder_error(qp, st == IBV_WC_REM_ACCESS_ERR ? IBV_EVENT_QP_ACCESS_ERR
@@ -542,9 +540,9 @@ int sw_exec(struct sw_qp *qp, struct sw_swqe *w, uint64_t now, uint64_t *wake)
         uint64_t len = w->length;
         if (w->opcode == IBV_WR_SEND || w->opcode == IBV_WR_SEND_WITH_IMM)
             trim(&dst, len);
-        copy_out(p->pid, &src, &dst, len);
+        sw_exec_copy_out(p->pid, &src, &dst, len);
     }
-    release_busy();
+    sw_exec_release_busy();
 
     if (needs_recv(w->opcode)) {
         e.wc.status = IBV_WC_SUCCESS;
@@ -589,8 +587,8 @@ void sw_exec_place_reads(struct sw_qp *qp)
         struct sw_swqe *w = &qp->sq[i % qp->sq_cap];
         if (w->phase != SW_WQE_READ_PENDING)
             continue;
-        struct iovs dst;
-        int st = local_iovs(qp, w->sge, w->num_sge, true, &dst);
+        struct sw_iovs dst;
+        int st = sw_exec_local_iovs(qp, w->sge, w->num_sge, true, &dst);
         if (st == IBV_WC_SUCCESS && w->staging) {
             uint64_t len = w->opcode == IBV_WR_RDMA_READ ? w->length : 8;
             struct iovec from = { w->staging, len };
@@ -601,7 +599,7 @@ void sw_exec_place_reads(struct sw_qp *qp)
         } else if (st > 0) {
             w->status = (uint32_t)st;
         }
-        release_busy();
+        sw_exec_release_busy();
         free(w->staging);
         w->staging = NULL;
         w->phase = SW_WQE_DONE;

@@ -10,7 +10,8 @@
  *   delay_us=N           every request waits N microseconds before it
  *                        executes (the NIC thread sleeps meanwhile)
  *   rnr_storm=N          each request that needs a receive meets N RNR
- *                        NAKs first, posted receives or not
+ *                        NAKs first, posted receives or not (RC: a UD
+ *                        datagram meets no RNR)
  *   port_down=P@MS[+D]   port P of this host goes down MS milliseconds
  *                        after the first ibv_open_device(), for every
  *                        process of the host (IBV_EVENT_PORT_ERR), and

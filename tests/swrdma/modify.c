@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * modify.c: the RC queue pair's state machine. Which transitions exist,
- * and which attributes each requires or allows, follow the kernel's
- * table (ib_modify_qp_is_ok()) that ibv_modify_qp(3) summarises: a
+ * modify.c: the state machines of RC and UD queue pairs. Which
+ * transitions exist, and which attributes each requires or allows,
+ * follow the kernel's table (ib_modify_qp_is_ok()) that ibv_modify_qp(3)
+ * summarises, one column per QP type: a
  * missing required attribute or one the transition does not take fails
  * the whole call with EINVAL and changes nothing, so do values out of
  * range (port, P_Key index, MTU above the port's active MTU, read and
  * atomic depths above the device's, a RoCE address vector without GRH or
  * with an empty source GID entry).
+ *
+ * A UD QP takes only P_Key index, port and Q_Key on the way to INIT,
+ * nothing for RTR and the SQ PSN for RTS: an address vector, access
+ * flags, MTU or any other connection attribute fails with EINVAL. Its
+ * send errors leave it in SQE, from which RTS is allowed again.
  *
  * Moving to RESET drops every posted request without completions;
  * moving to ERR flushes them (IBV_WC_WR_FLUSH_ERR), the receive queue at
@@ -83,6 +89,49 @@ static const struct transition rc_table[NSTATES][NSTATES] = {
     },
 };
 
+/* The UD column of the same table: the destination is in each work
+ * request's AH, so there is no path to set up; the Q_Key may change on
+ * the way and in every sending state. */
+static const struct transition ud_table[NSTATES][NSTATES] = {
+    [IBV_QPS_RESET] = {
+        [IBV_QPS_RESET] = { true, 0, 0 },
+        [IBV_QPS_INIT] = { true, A(PKEY_INDEX) | A(PORT) | A(QKEY), 0 },
+        [IBV_QPS_ERR] = { true, 0, 0 },
+    },
+    [IBV_QPS_INIT] = {
+        [IBV_QPS_RESET] = { true, 0, 0 },
+        [IBV_QPS_ERR] = { true, 0, 0 },
+        [IBV_QPS_INIT] = { true, 0, A(PKEY_INDEX) | A(PORT) | A(QKEY) },
+        [IBV_QPS_RTR] = { true, 0, A(PKEY_INDEX) | A(QKEY) },
+    },
+    [IBV_QPS_RTR] = {
+        [IBV_QPS_RESET] = { true, 0, 0 },
+        [IBV_QPS_ERR] = { true, 0, 0 },
+        [IBV_QPS_RTS] = { true, A(SQ_PSN), A(CUR_STATE) | A(QKEY) },
+    },
+    [IBV_QPS_RTS] = {
+        [IBV_QPS_RESET] = { true, 0, 0 },
+        [IBV_QPS_ERR] = { true, 0, 0 },
+        [IBV_QPS_RTS] = { true, 0, A(CUR_STATE) | A(QKEY) },
+        [IBV_QPS_SQD] = { true, 0, A(EN_SQD_ASYNC_NOTIFY) },
+    },
+    [IBV_QPS_SQD] = {
+        [IBV_QPS_RESET] = { true, 0, 0 },
+        [IBV_QPS_ERR] = { true, 0, 0 },
+        [IBV_QPS_RTS] = { true, 0, A(CUR_STATE) | A(QKEY) },
+        [IBV_QPS_SQD] = { true, 0, A(PKEY_INDEX) | A(QKEY) },
+    },
+    [IBV_QPS_SQE] = {
+        [IBV_QPS_RESET] = { true, 0, 0 },
+        [IBV_QPS_ERR] = { true, 0, 0 },
+        [IBV_QPS_RTS] = { true, 0, A(CUR_STATE) | A(QKEY) },
+    },
+    [IBV_QPS_ERR] = {
+        [IBV_QPS_RESET] = { true, 0, 0 },
+        [IBV_QPS_ERR] = { true, 0, 0 },
+    },
+};
+
 #define SW_QP_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
                       IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)
 
@@ -132,7 +181,8 @@ int sw_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
     uint32_t next = mask & IBV_QP_STATE ? attr->qp_state : cur;
     if (next >= NSTATES)
         goto out;
-    const struct transition *t = &rc_table[cur][next];
+    const struct transition *t =
+        ibqp->qp_type == IBV_QPT_UD ? &ud_table[cur][next] : &rc_table[cur][next];
     if (!t->valid || (mask & t->req) != t->req || (mask & ~(t->req | t->opt | IBV_QP_STATE)))
         goto out;
 
@@ -174,6 +224,8 @@ int sw_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
         s->port = port;
     if (mask & IBV_QP_PKEY_INDEX)
         qp->pkey_index = attr->pkey_index;
+    if (mask & IBV_QP_QKEY)
+        s->qkey = attr->qkey;
     if (mask & IBV_QP_ACCESS_FLAGS)
         s->access = attr->qp_access_flags;
     if (mask & IBV_QP_AV) {
@@ -223,6 +275,7 @@ int sw_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
         s->comm_est = 0;
         s->port = 0;
         s->access = 0;
+        s->qkey = 0;
         qp->peer.valid = false;
     }
     if (next == IBV_QPS_ERR && cur != IBV_QPS_ERR)

@@ -49,8 +49,9 @@ static uint32_t qp_state(struct sw_qp *qp)
     return st;
 }
 
-/* Writes the completions of finished requests, in order. With sq_lock. */
-static void complete_in_order(struct sw_qp *qp, bool *error)
+/* Writes the completions of finished requests, in order. With sq_lock.
+ * Sets *ERROR after an error completion, *FATAL when the CQ overran. */
+static void complete_in_order(struct sw_qp *qp, bool *error, bool *fatal)
 {
     while (qp->sq_done != qp->sq_exec) {
         struct sw_swqe *w = &qp->sq[qp->sq_done % qp->sq_cap];
@@ -96,7 +97,7 @@ static void complete_in_order(struct sw_qp *qp, bool *error)
             e.qp_gen = qp->gen;
             e.sq_seq = qp->sq_done;
             if (sw_cq_push(sw.seg, qp->scq->slot, qp->scq->gen, &e, false) < 0)
-                *error = true;
+                *error = *fatal = true;
         }
         qp->sq_done++;
     }
@@ -121,18 +122,21 @@ static bool flush_sq(struct sw_qp *qp)
     }
     qp->reads_pending = 0;
     qp->sq_exec = qp->sq_post;
-    bool dummy;
-    complete_in_order(qp, &dummy);
+    bool dummy, fatal = false;
+    complete_in_order(qp, &dummy, &fatal);
+    if (fatal)
+        sw_qp_set_error(sw.seg, qp->slot, 0);
     return any;
 }
 
 /* One turn of QP's send queue. Returns whether anything moved. */
 static bool sq_step(struct sw_qp *qp, uint64_t now, uint64_t *wake)
 {
-    bool moved = false, error = false;
+    bool moved = false, error = false, fatal = false;
     uint32_t state = qp_state(qp);
     pthread_mutex_lock(&qp->sq_lock);
-    if (state == IBV_QPS_ERR) {
+    /* SQE (UD only): the send queue flushes, the receive queue goes on */
+    if (state == IBV_QPS_ERR || state == IBV_QPS_SQE) {
         moved = flush_sq(qp);
         pthread_mutex_unlock(&qp->sq_lock);
         return moved;
@@ -173,7 +177,7 @@ static bool sq_step(struct sw_qp *qp, uint64_t now, uint64_t *wake)
             moved = true;
         }
     }
-    complete_in_order(qp, &error);
+    complete_in_order(qp, &error, &fatal);
     if (state == IBV_QPS_SQD && qp->en_sqd_async_notify && !qp->sqd_event_sent &&
         qp->sq_done == qp->sq_exec) {
         qp->sqd_event_sent = 1;
@@ -181,7 +185,11 @@ static bool sq_step(struct sw_qp *qp, uint64_t now, uint64_t *wake)
     }
     pthread_mutex_unlock(&qp->sq_lock);
     if (error) {
-        sw_qp_set_error(sw.seg, qp->slot, 0);
+        /* a UD send's own error stops only its send queue, as the IBA has it */
+        if (qp->qp.qp_type == IBV_QPT_UD && !fatal)
+            sw_qp_set_sqe(qp);
+        else
+            sw_qp_set_error(sw.seg, qp->slot, 0);
         moved = true;
     }
     return moved;

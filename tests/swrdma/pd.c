@@ -2,8 +2,8 @@
 /*
  * pd.c: protection domains. A PD is a number on the fabric: memory
  * regions and QPs carry it, and a NIC refuses a key whose region's PD is
- * not the PD of the QP it arrived on. Freeing a PD that regions or QPs
- * still use fails with EBUSY, as the kernel's does.
+ * not the PD of the QP it arrived on. Freeing a PD that regions, QPs or
+ * address handles still use fails with EBUSY, as the kernel's does.
  */
 #include "config.h"
 
@@ -48,8 +48,8 @@ int sw_dealloc_pd(struct ibv_pd *ibpd)
     struct sw_pd *pd = SW_CONTAINER(ibpd, struct sw_pd, pd);
     uint32_t users = atomic_load(&pd->users);
     if (users) {
-        sw_check_report("ibv_dealloc_pd() on a PD that %u memory regions or QPs still use "
-                        "(it fails with EBUSY)", users);
+        sw_check_report("ibv_dealloc_pd() on a PD that %u memory regions, QPs or AHs still "
+                        "use (it fails with EBUSY)", users);
         return EBUSY;
     }
     struct sw_context *ctx = sw_ctx(ibpd->context);

@@ -11,6 +11,15 @@
  * only when the completion of its request, or of a later signaled one,
  * has been polled; a full queue gives ENOMEM. Keys, lengths and the
  * peer are checked when the request executes, and fail it then.
+ *
+ * A UD QP sends only SEND and SEND with immediate, each with an AH of
+ * this device. Another opcode, or no AH, fails the post with EINVAL: the
+ * IBA lists an opcode the service type does not support among the
+ * immediate errors of Post Send, and the kernel's software
+ * providers check it there (mlx5 would post it and fail it in the
+ * hardware). The AH's address vector, the remote QP number and Q_Key
+ * are copied into the WQE: the AH may go once the post has returned.
+ * Sends are accepted in SQE as in ERR, and flushed.
  */
 #include "config.h"
 
@@ -21,6 +30,12 @@
 
 static int check_send_wr(const struct sw_qp *qp, const struct ibv_send_wr *wr)
 {
+    if (qp->qp.qp_type == IBV_QPT_UD) {
+        if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM)
+            return EINVAL;
+        if (!wr->wr.ud.ah || wr->wr.ud.ah->context != qp->qp.context)
+            return EINVAL;
+    }
     switch (wr->opcode) {
     case IBV_WR_SEND:
     case IBV_WR_SEND_WITH_IMM:
@@ -83,7 +98,12 @@ int sw_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
         w->flags = wr->send_flags;
         w->signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
         w->imm = wr->imm_data;
-        if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+        if (ibqp->qp_type == IBV_QPT_UD) {
+            w->av = SW_CONTAINER(wr->wr.ud.ah, struct sw_ah, ah)->attr;
+            w->remote_qpn = wr->wr.ud.remote_qpn & 0xffffff;
+            w->remote_qkey = wr->wr.ud.remote_qkey;
+        } else if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+                   wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
             w->remote_addr = wr->wr.atomic.remote_addr;
             w->rkey = wr->wr.atomic.rkey;
             w->compare_add = wr->wr.atomic.compare_add;

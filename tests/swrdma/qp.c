@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * qp.c: creating, querying and destroying queue pairs (RC only), and
- * the error state's flushes.
+ * qp.c: creating, querying and destroying queue pairs (RC and UD), and
+ * the error states: ERR flushes both queues, SQE (UD) the send queue.
  *
  * The send queue lives in the process (only its NIC thread executes it);
  * the receive queue is a ring in the process's segment, consumed by
@@ -55,8 +55,8 @@ struct ibv_qp *sw_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *init)
     struct ibv_context *c = ibpd->context;
     struct sw_reg_host *h = &sw.reg->host[sw.host];
     const struct sw_limits *lim = &h->conf.lim;
-    if (init->qp_type != IBV_QPT_RC) {
-        sw_log("only RC queue pairs are emulated (asked for type %d)", init->qp_type);
+    if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UD) {
+        sw_log("only RC and UD queue pairs are emulated (asked for type %d)", init->qp_type);
         err = EOPNOTSUPP;
         goto err;
     }
@@ -117,6 +117,7 @@ struct ibv_qp *sw_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *init)
     s->recv_cq_gen = rcq->gen;
     s->rq_cap = cap.max_recv_wr;
     s->rq_max_sge = cap.max_recv_sge;
+    s->qp_type = init->qp_type;
     s->used = 1;
     sw_shm_unlock(&s->lock);
 
@@ -139,7 +140,7 @@ struct ibv_qp *sw_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *init)
     qp->qp.handle = slot;
     qp->qp.qp_num = qpn;
     qp->qp.state = IBV_QPS_RESET;
-    qp->qp.qp_type = IBV_QPT_RC;
+    qp->qp.qp_type = init->qp_type;
     pthread_mutex_init(&qp->qp.mutex, NULL);
     pthread_cond_init(&qp->qp.cond, NULL);
     atomic_fetch_add(&qp->scq->users, 1);
@@ -185,6 +186,7 @@ int sw_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
     attr->max_dest_rd_atomic = (uint8_t)s->max_dest_rd_atomic;
     attr->min_rnr_timer = (uint8_t)s->min_rnr_timer;
     attr->port_num = (uint8_t)s->port;
+    attr->qkey = s->qkey;
     sw_shm_unlock(&s->lock);
     attr->cur_qp_state = attr->qp_state;
     attr->path_mig_state = IBV_MIG_MIGRATED;
@@ -205,7 +207,7 @@ int sw_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
     init->send_cq = ibqp->send_cq;
     init->recv_cq = ibqp->recv_cq;
     init->cap = qp->cap;
-    init->qp_type = IBV_QPT_RC;
+    init->qp_type = ibqp->qp_type;
     init->sq_sig_all = qp->sq_sig_all;
     return 0;
 }
@@ -311,6 +313,20 @@ void sw_qp_set_error(struct sw_seg *seg, uint32_t slot, uint32_t event_type)
         sw_seg_post_event(seg, event_type, SW_EV_QP, slot, gen);
     else if (changed)
         sw_seg_wake(seg);
+}
+
+/* A send of UD QP QP completed in error: its send queue stops (SQE) and
+ * flushes what follows, its receives go on, with no async event: the
+ * error completion is the news, as the IBA has it. ibv_modify_qp() to RTS
+ * resumes it. */
+void sw_qp_set_sqe(struct sw_qp *qp)
+{
+    struct sw_sqp *s = qp->s;
+    sw_shm_lock(&s->lock);
+    if (s->state == IBV_QPS_RTS || s->state == IBV_QPS_SQD)
+        s->state = IBV_QPS_SQE;
+    sw_shm_unlock(&s->lock);
+    sw_seg_wake(sw.seg);
 }
 
 /* Frees the send queue's slots up to sequence UPTO, the caller having

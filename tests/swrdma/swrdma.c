@@ -7,9 +7,10 @@
  * behaves like one RDMA NIC per host: the same exported names at the
  * same symbol versions (rdma-core v44), the same extended context whose
  * ops carry post_send, post_recv, poll_cq and req_notify_cq for verbs.h's
- * inline functions, and the semantics the verbs man pages give a
- * reliable-connected QP on a ConnectX, strictly: states, keys, ordering,
- * limits, error codes and completion fields. It is never installed and
+ * inline functions, and the semantics the verbs man pages give
+ * reliable-connected and unreliable-datagram QPs and address handles on
+ * a ConnectX, strictly: states, keys, ordering, limits, error codes and
+ * completion fields. It is never installed and
  * nothing links it but its own tests: a program gets it only by asking.
  *
  * Where it is. Built by `make` (and `make check`) as
@@ -38,8 +39,10 @@
  * executes its QPs' send queues in order and writes the payload straight
  * into the target's registered memory with process_vm_writev(), takes
  * the target's posted receive from its shared segment and writes the
- * target's completion into its shared CQ (exec.c); the target process
- * does nothing, so a program may spin on memory its peer fills. A
+ * target's completion into its shared CQ (exec.c; ud.c for datagrams,
+ * which carry their 40 bytes of GRH and are lost silently where a
+ * connection would retry; ah.c for address handles); the target
+ * process does nothing, so a program may spin on memory its peer fills. A
  * registry under /dev/shm (registry.c; `ip netns exec` keeps /dev/shm)
  * maps GIDs and LIDs to hosts, QP numbers to processes, keys to regions.
  * WEFT_SWRDMA_REGISTRY=NAME gives a job a fabric of its own (a file
@@ -54,9 +57,9 @@
  * remapped under a registration, and leaks. WEFT_SWRDMA_VERBOSE=1 says
  * more about the fabric.
  *
- * What it is not. RC only (no UD, UC, SRQ, memory windows, address
- * handles, multicast, extended CQs or QPs, resize_cq, rereg_mr, device
- * memory, ODP); dma-buf regions only where the exporter allows mmap; no
+ * What it is not. RC and UD only (no UC, SRQ, memory windows,
+ * multicast, extended CQs or QPs, resize_cq, rereg_mr, device memory,
+ * ODP); dma-buf regions only where the exporter allows mmap; no
  * congestion, reordering or loss other than what is injected. The
  * IBVERBS_1.0 versions exist and fail with ENOSYS.
  *

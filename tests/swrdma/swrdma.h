@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 /* ---------------------------------------------------------------- sizes */
 #define SW_MAX_PORTS 4
@@ -191,6 +192,8 @@ struct sw_sqp {
     uint32_t recv_cq_slot, recv_cq_gen;
     uint32_t rq_cap, rq_max_sge, rq_head, rq_tail, rq_polled;
     uint32_t comm_est;         /* COMM_EST raised already */
+    uint32_t qp_type;          /* enum ibv_qp_type: a UD datagram lands only on a UD QP */
+    uint32_t qkey;             /* UD: what a datagram's Q_Key must match */
 };
 
 struct sw_seg {
@@ -250,7 +253,7 @@ struct sw_context {
     pthread_mutex_t lock;          /* guards the lists and the event queue */
     struct sw_event_node *ev_head, *ev_tail;
     struct sw_context *next;
-    uint32_t n_pd, n_mr, n_cq, n_qp, n_channel, async_unacked;
+    uint32_t n_pd, n_mr, n_cq, n_qp, n_ah, n_channel, async_unacked;
     uint32_t port_gen_seen[SW_MAX_PORTS];
     uint32_t port_state_seen[SW_MAX_PORTS];
 };
@@ -264,7 +267,12 @@ struct sw_channel {
 struct sw_pd {
     struct ibv_pd pd;
     uint32_t id;
-    _Atomic uint32_t users;        /* MRs and QPs */
+    _Atomic uint32_t users;        /* MRs, QPs and AHs */
+};
+
+struct sw_ah {
+    struct ibv_ah ah;
+    struct ibv_ah_attr attr;
 };
 
 struct sw_mr {
@@ -304,6 +312,10 @@ struct sw_swqe {
     void *staging;                 /* RDMA READ: data fetched, not yet placed */
     struct ibv_sge *sge;
     uint8_t *inl;
+    /* UD: the address vector is copied at post, as a NIC copies it into
+     * the WQE, so the AH may be destroyed once the post returns */
+    struct ibv_ah_attr av;
+    uint32_t remote_qpn, remote_qkey;
 };
 
 struct sw_peer {
@@ -443,6 +455,7 @@ void sw_qp_set_error(struct sw_seg *seg, uint32_t slot, uint32_t event_type);
 void sw_rq_flush_locked(struct sw_seg *seg, struct sw_sqp *s, uint32_t slot);
 void sw_sq_retire(struct sw_qp *qp, uint32_t upto);
 void sw_rq_polled(struct sw_qp *qp);
+void sw_qp_set_sqe(struct sw_qp *qp);
 int sw_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 
 /* post.c */
@@ -457,6 +470,23 @@ uint64_t sw_now_ns(void);
 int sw_exec(struct sw_qp *qp, struct sw_swqe *w, uint64_t now, uint64_t *wake);
 void sw_exec_place_reads(struct sw_qp *qp);
 void sw_sq_progress(struct sw_qp *qp);
+
+/* exec.c, for ud.c: a gather or scatter list as iovecs */
+struct sw_iovs {
+    struct iovec v[SW_MAX_SGE_CAP];
+    unsigned n;
+    uint64_t len;
+};
+int sw_exec_local_iovs(struct sw_qp *qp, const struct ibv_sge *sge, uint32_t n, bool write,
+                       struct sw_iovs *out);
+void sw_exec_release_busy(void);
+void sw_exec_copy_out(pid_t pid, struct sw_iovs *src, struct sw_iovs *dst, uint64_t len);
+void sw_exec_src_unchanged(struct sw_qp *qp, struct sw_swqe *w);
+
+/* ud.c, ah.c */
+#define SW_GRH_BYTES 40        /* what a UD receive reserves for the GRH */
+#define SW_QKEY_USE_QP 0x80000000u   /* a WR's Q_Key with this bit: the QP's own */
+void sw_ud_exec(struct sw_qp *qp, struct sw_swqe *w);
 
 /* mr.c */
 bool sw_mr_pages_ok(uint32_t proc, pid_t pid, struct sw_seg *seg, const struct sw_reg_mr *m,

@@ -92,7 +92,7 @@ static void create(void **state)
     ia.send_cq = NULL;
     assert_null(ibv_create_qp(d.pd, &ia));
     ia.send_cq = cq;
-    ia.qp_type = IBV_QPT_UD;
+    ia.qp_type = IBV_QPT_UC;
     assert_null(ibv_create_qp(d.pd, &ia));
     assert_int_equal(errno, EOPNOTSUPP);
 }

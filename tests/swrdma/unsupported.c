@@ -2,9 +2,8 @@
 /*
  * unsupported.c: the rest of libibverbs' exported interface, so that
  * every name and version a program may resolve exists. What this device
- * does not offer (shared receive queues, address handles and UD,
- * multicast, memory import, ECE) fails as a provider without it fails,
- * with EOPNOTSUPP. Fork support needs no set-up on the kernels this runs
+ * does not offer (shared receive queues, multicast, memory import, ECE)
+ * fails as a provider without it fails, with EOPNOTSUPP. Fork support needs no set-up on the kernels this runs
  * on (IBV_FORK_UNNEEDED), so the fork calls succeed doing nothing.
  *
  * The IBVERBS_1.0 versions of the names that have a 1.1 version belong
@@ -44,33 +43,6 @@ SW_DEFAULT(ibv_destroy_srq) int sw_destroy_srq(struct ibv_srq *srq);
 int sw_destroy_srq(struct ibv_srq *srq)
 {
     return EOPNOTSUPP;
-}
-
-SW_DEFAULT(ibv_create_ah) struct ibv_ah *sw_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
-struct ibv_ah *sw_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
-{
-    errno = EOPNOTSUPP;
-    return NULL;
-}
-
-SW_DEFAULT(ibv_destroy_ah) int sw_destroy_ah(struct ibv_ah *ah);
-int sw_destroy_ah(struct ibv_ah *ah)
-{
-    return EOPNOTSUPP;
-}
-
-struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh,
-                                     uint8_t port_num)
-{
-    errno = EOPNOTSUPP;
-    return NULL;
-}
-
-int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc,
-                        struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
-{
-    errno = EOPNOTSUPP;
-    return -1;
 }
 
 SW_DEFAULT(ibv_attach_mcast) int sw_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
