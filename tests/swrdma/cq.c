@@ -7,9 +7,11 @@
  * the requester's NIC), the owner polls it. Its size is a power of two
  * less one, as mlx5 rounds it, and what does not fit is an overrun: the
  * completion is lost, the CQ stops taking more and IBV_EVENT_CQ_ERR is
- * raised. Polling a send completion frees its send-queue slots (and
- * those of the unsignaled requests before it); polling a receive frees
- * its receive-queue slot: until then the queues count them as full.
+ * raised. ibv_resize_cq() changes the size with entries in the ring and
+ * requests in flight (see sw_resize_cq). Polling a send completion frees
+ * its send-queue slots (and those of the unsignaled requests before it);
+ * polling a receive frees its receive-queue slot: until then the queues
+ * count them as full.
  *
  * A channel is an eventfd in semaphore mode, as the async one is. An
  * armed CQ that takes a new entry (a solicited one, when armed for
@@ -161,10 +163,61 @@ err:
     return NULL;
 }
 
-SW_DEFAULT(ibv_resize_cq) int sw_resize_cq(struct ibv_cq *cq, int cqe);
-int sw_resize_cq(struct ibv_cq *cq, int cqe)
+/* Resizing. Every CQ slot of the segment has room for a ring of the
+ * device's largest size (cq_cap_max), so a new size needs no new memory:
+ * the entries still to be polled move to the front of the slot and the
+ * capacity changes, all under the ring's lock. Every writer takes that
+ * lock to read the capacity and append (this process's NIC thread for
+ * send completions, any process's NIC for receives, through its own
+ * mapping of this segment), so a writer sees the old ring or the new one,
+ * never a mix, and a completion arriving meanwhile waits for the lock and
+ * lands in the new ring. Entries of destroyed QPs are dropped on the way,
+ * as mlx5 cleans them; the arming and an overrun stay as they were. */
+SW_DEFAULT(ibv_resize_cq) int sw_resize_cq(struct ibv_cq *ibcq, int cqe);
+int sw_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
-    return EOPNOTSUPP;
+    if (!ibcq || !sw_ctx_ok(ibcq->context))
+        return EINVAL;
+    struct sw_reg_host *h = &sw.reg->host[sw.host];
+    if (cqe < 1 || (uint32_t)cqe > h->conf.lim.max_cqe)
+        return EINVAL;
+    uint32_t cap = 1;
+    while (cap < (uint32_t)cqe + 1)
+        cap <<= 1;
+    struct sw_cq *cq = SW_CONTAINER(ibcq, struct sw_cq, cq);
+    struct sw_scq *s = cq->s;
+    /* the poller's lock first, as sw_poll_cq takes them: a poll in another
+     * thread never sees half a move, and resizes come one at a time, so
+     * s->cap (changed only here) may be read before taking s->lock */
+    pthread_mutex_lock(&cq->poll_lock);
+    struct sw_cqe *keep = malloc((size_t)s->cap * sizeof(*keep));
+    if (!keep) {
+        pthread_mutex_unlock(&cq->poll_lock);
+        return ENOMEM;
+    }
+    int err = 0;
+    uint32_t n = 0;
+    sw_shm_lock(&s->lock);
+    for (uint32_t i = s->head; i != s->tail; i++) {
+        const struct sw_cqe *e = sw_seg_cqe(sw.seg, cq->slot, i & (s->cap - 1));
+        if (e->kind != SW_CQE_SKIP)
+            keep[n++] = *e;
+    }
+    if (n > (uint32_t)cqe) {
+        err = EINVAL;           /* ibv_resize_cq(3): at least the unpolled entries */
+    } else if (cap != s->cap) {
+        for (uint32_t i = 0; i < n; i++)
+            *sw_seg_cqe(sw.seg, cq->slot, i) = keep[i];
+        s->head = 0;
+        s->tail = n;
+        s->cap = cap;
+    }
+    sw_shm_unlock(&s->lock);
+    if (!err)
+        ibcq->cqe = (int)cap - 1;
+    pthread_mutex_unlock(&cq->poll_lock);
+    free(keep);
+    return err;
 }
 
 /* Waits for the caller to acknowledge what it was given, as libibverbs

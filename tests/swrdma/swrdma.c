@@ -42,7 +42,9 @@
  * target's completion into its shared CQ (exec.c; ud.c for datagrams,
  * which carry their 40 bytes of GRH and are lost silently where a
  * connection would retry; ah.c for address handles); the target
- * process does nothing, so a program may spin on memory its peer fills. A
+ * process does nothing, so a program may spin on memory its peer fills.
+ * Its owner may grow or shrink a CQ with ibv_resize_cq() while NICs of
+ * any process write into it (cq.c), as weft's plugin grows its CQ. A
  * registry under /dev/shm (registry.c; `ip netns exec` keeps /dev/shm)
  * maps GIDs and LIDs to hosts, QP numbers to processes, keys to regions.
  * WEFT_SWRDMA_REGISTRY=NAME gives a job a fabric of its own (a file
@@ -58,8 +60,8 @@
  * more about the fabric.
  *
  * What it is not. RC and UD only (no UC, SRQ, memory windows,
- * multicast, extended CQs or QPs, resize_cq, rereg_mr, device memory,
- * ODP); dma-buf regions only where the exporter allows mmap; no
+ * multicast, extended CQs or QPs, rereg_mr, device memory, ODP);
+ * dma-buf regions only where the exporter allows mmap; no
  * congestion, reordering or loss other than what is injected. The
  * IBVERBS_1.0 versions exist and fail with ENOSYS.
  *
