@@ -198,6 +198,7 @@ struct wib_params {
     int reg_cache;                      /* -1 where safe (ODP), 0 never, 1 always */
     size_t rcache_max;                  /* bytes the cache may keep registered */
     int fork_init;                      /* 0: never call ibv_fork_init */
+    int keepalive_ms;                   /* probes of pairs waited on; 0 never */
     int timeout_ms;                     /* WEFT_TIMEOUT: connection set-up */
 };
 
@@ -717,12 +718,13 @@ struct wib_peer {
     struct wib_qpx ctl;
     struct wib_qpx lane[WIB_LANES_MAX];
     struct wib_wrid *ctl_rx;            /* one per control receive */
-    /* one registered allocation: the control block (in, out) and the
-     * control receive buffers */
+    /* one registered allocation: the control block (in, out), the
+     * control receive buffers and the control writes' sources */
     unsigned char *mem;
     size_t mem_len;
     struct ibv_mr *mem_mr;
     unsigned char *in, *out, *rx;
+    unsigned char *ctl_src;             /* control writes' sources, one per SQ slot */
     /* its control block, which we write */
     uint64_t its_block;
     uint32_t its_rkey;
@@ -795,6 +797,8 @@ struct wib_ctx {
     unsigned char *stage;
     struct ibv_mr *stage_mr[WIB_DEVS_MAX];
     int nstage, *stage_free, nstage_free;
+    unsigned char *stage_recv;          /* per slot: held by a receive window */
+    int nstage_recv;                    /* slots receive windows hold */
     /* mem_register's handles: a receive (whose handle the common irecv
      * does not pass on) finds its buffer's region here by address */
     struct wib_mreg *user_regs;
@@ -803,6 +807,7 @@ struct wib_ctx {
     struct wib_peer *active;            /* peers with QPs */
     unsigned ticks;
     int64_t now_ms;
+    int64_t next_keepalive_ms;          /* ibv_alive.c */
     int finalizing;
     /* windows received in place and through staging, for the log */
     unsigned long windows_in_place, windows_staged;
@@ -816,6 +821,13 @@ void weft__ibv_dev_close(struct wib_ctx *ctx);
 void weft__ibv_port_line(const struct wib_port_info *p, char *buf, size_t cap);
 /* Grows the CQ of device d to hold need more completions. 0, or -1. */
 int weft__ibv_cq_reserve(struct wib_ctx *ctx, int d, int need);
+
+/* ------------------------------------------------------------ ibv_alive.c */
+
+/* Probes the pairs this rank waits on, when due (see ibv_alive.c). */
+void weft__ibv_keepalive(struct wib_ctx *ctx);
+/* When the next probe is due (ms, monotonic), or 0 when none is. */
+int64_t weft__ibv_keepalive_due(const struct wib_ctx *ctx);
 void weft__ibv_cq_release(struct wib_ctx *ctx, int d, int need);
 
 /* ibv_mem.c: registration */
@@ -842,7 +854,15 @@ weft_result_t weft__ibv_mem_setup(struct wib_ctx *ctx);
 void weft__ibv_mem_fini(struct wib_ctx *ctx);
 int weft__ibv_bounce_get(struct wib_ctx *ctx);
 void weft__ibv_bounce_put(struct wib_ctx *ctx, int slot);
-int weft__ibv_stage_get(struct wib_ctx *ctx);
+/* A staging slot for a receive window (for_recv) or a send's chunk, or
+ * -1. Each side may hold at most half the slots: receive windows holding
+ * them all would wait for the peer's data while our own sends, which free
+ * the peer's windows, wait for a slot; with both ranks (or a rank and
+ * itself) doing so at once, nothing would move again. */
+int weft__ibv_stage_get(struct wib_ctx *ctx, int for_recv);
+/* Sends hold half their share of staging slots or more: signal what holds
+ * one, since a slot comes back only with a signalled completion after it. */
+int weft__ibv_stage_low(const struct wib_ctx *ctx);
 void weft__ibv_stage_put(struct wib_ctx *ctx, int slot);
 
 /* ibv_conn.c: pairs */
@@ -868,6 +888,11 @@ int weft__ibv_sq_room(const struct wib_qpx *q);
  * it or force says so. 0, or the errno of ibv_post_send. */
 int weft__ibv_sq_post(struct wib_ctx *ctx, struct wib_qpx *q, struct ibv_send_wr *wr,
                       const struct wib_wr_rec *rec, int force);
+/* Makes wr, a control write on p's control QP q of one sge (a CTS entry or
+ * the trailer), read from a copy that stays unchanged until the request
+ * retires, unless it goes inline. */
+void weft__ibv_ctl_source(struct wib_ctx *ctx, struct wib_peer *p, struct wib_qpx *q,
+                          struct ibv_send_wr *wr);
 /* A signalled completion of q arrived: the records up to the first
  * signalled one are done. failed: q is in error; every record goes, and
  * only the slots they hold are given back (the peer's failure takes care

@@ -150,8 +150,14 @@ static int qp_make(struct wib_ctx *ctx, struct wib_peer *p, struct wib_qpx *q, i
     ia.cap.max_recv_wr = (uint32_t)rq_depth;
     ia.cap.max_send_sge = 2;
     ia.cap.max_recv_sge = (uint32_t)(rq_sge ? rq_sge : 1);
-    ia.cap.max_inline_data = sizeof(struct wib_hdr) + 64;
-    q->qp = ctx->fns.create_qp(d->pd, &ia);
+    /* A device says how much inline data a QP takes only by refusing more
+     * (EINVAL): ask for room for a small eager message, then for less. */
+    for (uint32_t inl = sizeof(struct wib_hdr) + 64;; inl = inl > 64 ? 64 : inl / 2) {
+        ia.cap.max_inline_data = inl;
+        q->qp = ctx->fns.create_qp(d->pd, &ia);
+        if (q->qp || errno != EINVAL || inl == 0)
+            break;
+    }
     if (!q->qp) {
         snprintf(p->why, sizeof(p->why), "%s: cannot create a QP: %s", d->name,
                  strerror(errno));
@@ -202,14 +208,17 @@ static int pair_slots(const struct wib_ctx *ctx, const struct wib_peer *p)
     return (int)p->its_slots < ctx->prm.cts_slots ? (int)p->its_slots : ctx->prm.cts_slots;
 }
 
-/* Memory of the pair: control block in and out, control receives. */
+/* Memory of the pair: control block in and out, control receives,
+ * sources of control writes. */
 static int pair_memory(struct wib_ctx *ctx, struct wib_peer *p)
 {
     size_t block = (size_t)(ctx->prm.cts_slots + 1) * WIB_CTS_BYTES;
     size_t rx = (size_t)ctx->prm.eager_credits * ctx->prm.eager_size;
     struct wib_dev *d0 = &ctx->devs[ctx->rail[0]->devi];
 
-    p->mem_len = (2 * block + rx + ctx->page - 1) & ~(ctx->page - 1);
+    size_t ctl_src = (size_t)ctx->prm.sq_depth * WIB_CTS_BYTES;
+
+    p->mem_len = (2 * block + rx + ctl_src + ctx->page - 1) & ~(ctx->page - 1);
     if (posix_memalign((void **)&p->mem, ctx->page, p->mem_len) != 0) {
         p->mem = NULL;
         snprintf(p->why, sizeof(p->why), "out of memory for its buffers");
@@ -219,6 +228,7 @@ static int pair_memory(struct wib_ctx *ctx, struct wib_peer *p)
     p->in = p->mem;
     p->out = p->mem + block;
     p->rx = p->mem + 2 * block;
+    p->ctl_src = p->rx + rx;
     p->mem_mr = weft__ibv_reg_mr(&ctx->fns, d0->pd, p->mem, p->mem_len,
                                  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     if (!p->mem_mr) {

@@ -261,8 +261,10 @@ weft_result_t weft__ibv_progress(void *vctx)
         if (ctx->ticks % 256 == 0)
             async_events(ctx, d);
     }
-    if (ctx->ticks % 16 == 0)
+    if (ctx->ticks % 16 == 0) {
         weft__ibv_conn_timers(ctx);
+        weft__ibv_keepalive(ctx);
+    }
     for (struct wib_peer *p = ctx->active; p; p = p->anext)
         if (p->state == WIB_P_UP && (p->sq.head || p->sw_head || p->rv_head))
             weft__ibv_pump(ctx, p);
@@ -285,16 +287,22 @@ static void idle(struct wib_ctx *ctx)
         ctx->busy = 0;
 }
 
-/* Arms the timer for the earliest set-up retry, or disarms it. */
+/* Arms the timer for the earliest set-up retry or keepalive probe, or
+ * disarms it. */
 static void arm_timer(struct wib_ctx *ctx)
 {
     struct itimerspec its;
     int64_t next = 0, now = weft__ibv_now_ms();
 
+    int64_t probe = weft__ibv_keepalive_due(ctx);
+
     for (struct wib_peer *p = ctx->active; p; p = p->anext)
         if ((p->state == WIB_P_WAIT_INFO || p->state == WIB_P_WAIT_READY) &&
             (!next || p->next_try_ms < next))
             next = p->next_try_ms;
+    /* A rank asleep waiting for a peer wakes to probe it. */
+    if (probe && (!next || probe < next))
+        next = probe;
     memset(&its, 0, sizeof(its));
     if (next) {
         int64_t in = next > now ? next - now : 1;
@@ -317,6 +325,7 @@ weft_result_t weft__ibv_get_wait_fd(void *vctx, int *fd)
     if (read(ctx->timer_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
         expirations = 0;
     weft__ibv_conn_timers(ctx);
+    weft__ibv_keepalive(ctx);
     for (int i = 0; i < ctx->ndevs; i++) {
         struct wib_dev *d = &ctx->devs[i];
 

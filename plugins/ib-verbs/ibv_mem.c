@@ -67,13 +67,31 @@ void weft__ibv_bounce_put(struct wib_ctx *ctx, int slot)
     ctx->bounce_free[ctx->nbounce_free++] = slot;
 }
 
-int weft__ibv_stage_get(struct wib_ctx *ctx)
+int weft__ibv_stage_get(struct wib_ctx *ctx, int for_recv)
 {
-    return ctx->nstage_free ? ctx->stage_free[--ctx->nstage_free] : -1;
+    int recv_max = ctx->nstage / 2, send_max = ctx->nstage - recv_max;
+    int held_send = ctx->nstage - ctx->nstage_free - ctx->nstage_recv, slot;
+
+    if (!ctx->nstage_free || (for_recv ? ctx->nstage_recv >= recv_max : held_send >= send_max))
+        return -1;
+    slot = ctx->stage_free[--ctx->nstage_free];
+    ctx->stage_recv[slot] = (unsigned char)(for_recv != 0);
+    ctx->nstage_recv += for_recv != 0;
+    return slot;
+}
+
+int weft__ibv_stage_low(const struct wib_ctx *ctx)
+{
+    int send_max = ctx->nstage - ctx->nstage / 2;
+    int held_send = ctx->nstage - ctx->nstage_free - ctx->nstage_recv;
+
+    return held_send * 2 >= send_max;
 }
 
 void weft__ibv_stage_put(struct wib_ctx *ctx, int slot)
 {
+    ctx->nstage_recv -= ctx->stage_recv[slot];
+    ctx->stage_recv[slot] = 0;
     ctx->stage_free[ctx->nstage_free++] = slot;
 }
 
@@ -121,7 +139,9 @@ weft_result_t weft__ibv_mem_setup(struct wib_ctx *ctx)
     }
     ctx->stage_free = free_stack(ctx->nstage);
     ctx->nstage_free = ctx->nstage;
-    if (!ctx->bounce_free || !ctx->stage_free)
+    ctx->stage_recv = calloc((size_t)ctx->nstage, 1);
+    ctx->nstage_recv = 0;
+    if (!ctx->bounce_free || !ctx->stage_free || !ctx->stage_recv)
         goto err_nomem;
     return WEFT_SUCCESS;
 
@@ -167,6 +187,8 @@ void weft__ibv_mem_fini(struct wib_ctx *ctx)
     free(ctx->stage);
     free(ctx->bounce_free);
     free(ctx->stage_free);
+    free(ctx->stage_recv);
+    ctx->stage_recv = NULL;
     ctx->bounce = ctx->stage = NULL;
     ctx->bounce_free = ctx->stage_free = NULL;
 }

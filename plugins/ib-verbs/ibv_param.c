@@ -4,9 +4,10 @@
  * range that keeps it meaningful; a value outside it fails init with the
  * variable, the value and the range, rather than being bent to fit.
  *
- * The defaults: a local ACK timeout of 4.096 us << 20 (4.3 s) and 7
- * retries, so a dead peer is noticed within about half a minute and a
- * congested fabric is not taken for one; receiver-not-ready retried for
+ * The defaults: a local ACK timeout of 4.096 us << 18 (1.07 s) and 7
+ * retries, so a dead peer is noticed within about 9 s (a keepalive probe
+ * finds it while we wait, ibv_alive.c) and a congested fabric is not
+ * taken for one; receiver-not-ready retried for
  * ever (7) with a 0.64 ms wait (12), though the protocol never lets a
  * receive queue run dry; one data QP per rail; 16 eager credits of 8 KiB
  * and 16 windows in flight per pair and direction, which bounds a pair
@@ -35,10 +36,10 @@ static const char *param_str(const struct tp_ctx *tp, const char *name)
 int weft__ibv_params_read(const struct tp_ctx *tp, struct wib_params *p)
 {
     long gid, timeout, retry, rnr, rnr_timer, sl, tc, rails, qps, sq, esize, credits, slots,
-        chunk, staging, reg_min, reg_cache, rcmax, fork_init, wait_s;
+        chunk, staging, reg_min, reg_cache, rcmax, fork_init, keepalive, wait_s;
 
     if (weft__tp_param_long(tp, "WEFT_IB_GID_INDEX", -1, 255, -1, &gid) != 0 ||
-        weft__tp_param_long(tp, "WEFT_IB_TIMEOUT", 1, 31, 20, &timeout) != 0 ||
+        weft__tp_param_long(tp, "WEFT_IB_TIMEOUT", 1, 31, 18, &timeout) != 0 ||
         weft__tp_param_long(tp, "WEFT_IB_RETRY_CNT", 0, 7, 7, &retry) != 0 ||
         weft__tp_param_long(tp, "WEFT_IB_RNR_RETRY", 0, 7, 7, &rnr) != 0 ||
         /* 0 would mean 655 ms, not "none". */
@@ -58,6 +59,7 @@ int weft__ibv_params_read(const struct tp_ctx *tp, struct wib_params *p)
         weft__tp_param_long(tp, "WEFT_IB_REG_CACHE", -1, 1, -1, &reg_cache) != 0 ||
         weft__tp_param_long(tp, "WEFT_IB_RCACHE_SIZE", MIB, LONG_MAX, 4 * GIB, &rcmax) != 0 ||
         weft__tp_param_long(tp, "WEFT_IB_FORK_INIT", 0, 1, 1, &fork_init) != 0 ||
+        weft__tp_param_long(tp, "WEFT_IB_KEEPALIVE", 0, 3600 * 1000, 1000, &keepalive) != 0 ||
         weft__tp_param_long(tp, "WEFT_TIMEOUT", 1, 86400, 300, &wait_s) != 0)
         return -1;
     if (staging < 2 * chunk) {
@@ -86,6 +88,7 @@ int weft__ibv_params_read(const struct tp_ctx *tp, struct wib_params *p)
     p->reg_cache = (int)reg_cache;
     p->rcache_max = (size_t)rcmax;
     p->fork_init = (int)fork_init;
+    p->keepalive_ms = (int)keepalive;
     p->timeout_ms = (int)(wait_s * 1000);
     return 0;
 }

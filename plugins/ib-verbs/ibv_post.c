@@ -51,6 +51,24 @@ int weft__ibv_sq_post(struct wib_ctx *ctx, struct wib_qpx *q, struct ibv_send_wr
     return 0;
 }
 
+void weft__ibv_ctl_source(struct wib_ctx *ctx, struct wib_peer *p, struct wib_qpx *q,
+                          struct ibv_send_wr *wr)
+{
+    unsigned char *copy;
+
+    (void)ctx;
+    if (wr->send_flags & IBV_SEND_INLINE)
+        return;         /* copied when posted */
+    /* The NIC may read a source until the completion covering its request
+     * is polled (and again, to retransmit). CTS entries and the trailer
+     * change as soon as the peer has acted on them, which can be earlier:
+     * each goes from the copy of its send queue slot, which the next
+     * request there reuses only after this one retired. */
+    copy = p->ctl_src + (size_t)(q->head % (uint32_t)q->depth) * WIB_CTS_BYTES;
+    memcpy(copy, (const void *)(uintptr_t)wr->sg_list[0].addr, wr->sg_list[0].length);
+    wr->sg_list[0].addr = (uintptr_t)copy;
+}
+
 void weft__ibv_sq_retire(struct wib_ctx *ctx, struct wib_qpx *q, int failed)
 {
     while (q->tail != q->head) {

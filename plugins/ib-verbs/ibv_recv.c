@@ -247,7 +247,7 @@ static int issue_window(struct wib_ctx *ctx, struct wib_peer *p, struct wib_msg 
         chunks = (size + ctx->prm.chunk - 1) / ctx->prm.chunk;
         nl = chunks < (uint64_t)p->nlanes ? (int)(chunks ? chunks : 1) : p->nlanes;
     } else if (size) {
-        stage = weft__ibv_stage_get(ctx);
+        stage = weft__ibv_stage_get(ctx, 1);
         if (stage < 0)
             return 0;
         if (size > ctx->prm.chunk)
@@ -290,6 +290,7 @@ static int issue_window(struct wib_ctx *ctx, struct wib_peer *p, struct wib_msg 
         wr.send_flags = IBV_SEND_INLINE;
     wr.wr.rdma.remote_addr = p->its_block + (uint64_t)slot * WIB_CTS_BYTES;
     wr.wr.rdma.rkey = p->its_rkey;
+    weft__ibv_ctl_source(ctx, p, q, &wr);
     rc = weft__ibv_sq_post(ctx, q, &wr, &rec, 0);
     if (rc != 0) {
         w->m = NULL;

@@ -285,13 +285,13 @@ static int write_window(struct wib_ctx *ctx, struct wib_peer *p, struct wib_swin
                 sge.addr = (uintptr_t)src;
                 sge.lkey = weft__ibv_mem_lkey(r->sreg, q->dev);
             } else {
-                rec.slot = weft__ibv_stage_get(ctx);
+                rec.slot = weft__ibv_stage_get(ctx, 0);
                 if (rec.slot < 0)
                     return 0;
                 memcpy(ctx->stage + (size_t)rec.slot * ctx->prm.chunk, src, n);
                 sge.addr = (uintptr_t)(ctx->stage + (size_t)rec.slot * ctx->prm.chunk);
                 sge.lkey = ctx->stage_mr[q->dev]->lkey;
-                force |= pool_low(ctx->nstage_free, ctx->nstage);
+                force |= weft__ibv_stage_low(ctx);
             }
             sge.length = (uint32_t)n;
             wr.sg_list = &sge;
@@ -405,6 +405,7 @@ static int write_trailer(struct wib_ctx *ctx, struct wib_peer *p, int bye)
         wr.send_flags = IBV_SEND_INLINE;
     wr.wr.rdma.remote_addr = p->its_block + (uint64_t)p->its_slots * WIB_CTS_BYTES;
     wr.wr.rdma.rkey = p->its_rkey;
+    weft__ibv_ctl_source(ctx, p, q, &wr);
     return weft__ibv_sq_post(ctx, q, &wr, &rec, bye);
 }
 

@@ -72,7 +72,7 @@ static void test_defaults(void **state)
     assert_null(p.lib);
     assert_null(p.hca);
     assert_int_equal(p.gid_index, -1);
-    assert_int_equal(p.timeout, 20);
+    assert_int_equal(p.timeout, 18);
     assert_int_equal(p.retry_cnt, 7);
     assert_int_equal(p.rnr_retry, 7);
     assert_int_equal(p.min_rnr_timer, 12);
@@ -84,6 +84,7 @@ static void test_defaults(void **state)
     assert_int_equal(p.chunk, 512 * 1024);
     assert_int_equal(p.reg_cache, -1);
     assert_int_equal(p.fork_init, 1);
+    assert_int_equal(p.keepalive_ms, 1000);
     assert_int_equal(p.timeout_ms, 300000);
 }
 
