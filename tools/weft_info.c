@@ -154,6 +154,40 @@ static void print_caps(const weft_transport_caps_t *caps)
     printf("\n");
 }
 
+/* What the plugins said while they started (weft__plugin_log_capture):
+ * devices, ports and addresses they found, or why they left some out. */
+struct said {
+    char plugin[WEFT__PLUGIN_NAME_MAX];
+    char msg[512];
+};
+static struct said *said;
+static int nsaid, said_cap;
+
+static void keep_said(void *arg, const char *plugin, int level, const char *msg)
+{
+    (void)arg;
+    (void)level;
+    if (nsaid == said_cap) {
+        int cap = said_cap ? 2 * said_cap : 32;
+        struct said *n = realloc(said, (size_t)cap * sizeof(*n));
+
+        if (!n)
+            return;
+        said = n;
+        said_cap = cap;
+    }
+    snprintf(said[nsaid].plugin, sizeof(said[nsaid].plugin), "%s", plugin ? plugin : "");
+    snprintf(said[nsaid].msg, sizeof(said[nsaid].msg), "%s", msg);
+    nsaid++;
+}
+
+static void print_said(const char *plugin)
+{
+    for (int i = 0; i < nsaid; i++)
+        if (!strcmp(said[i].plugin, plugin))
+            printf(DETAIL_INDENT "said: %s\n", said[i].msg);
+}
+
 static const weft__plugin_t *loaded_plugin(const weft__plugin_set_t *set,
                                            const weft__plugin_candidate_t *c)
 {
@@ -195,6 +229,7 @@ static void print_candidates(const weft__plugin_set_t *set, int no_init)
         }
         if (pl)
             print_caps(&pl->caps);
+        print_said(c->name);
     }
 }
 
@@ -303,11 +338,14 @@ int main(int argc, char **argv)
     print_build();
     printf("\n");
     info_core_init(&core);
+    weft__plugin_log_capture(keep_said, NULL);
     rc = no_init ? weft__plugins_scan_topo(topo, set) : weft__plugins_load_topo(&core, topo, set);
+    weft__plugin_log_capture(NULL, NULL);
     if (rc == WEFT_ERR_INVALID_ARG || rc == WEFT_ERR_NO_MEMORY) {
         fprintf(stderr, "%s: %s\n", argv[0], weft_last_error());
         weft__plugins_unload(set);
         free(set);
+        free(said);
         weft__topo_free(topo);
         return 1;
     }
@@ -330,6 +368,7 @@ int main(int argc, char **argv)
                rc == WEFT_ERR_PLUGIN ? weft_last_error() : "no usable transport");
     weft__plugins_unload(set);
     free(set);
+    free(said);
     weft__topo_free(topo);
     return usable ? 0 : 1;
 }

@@ -190,6 +190,14 @@ void weft__plugins_drop(weft__plugin_set_t *set, int i, const char *why);
  * (plugin_services.c); the caller sets the rest. */
 void weft__transport_core_defaults(weft_transport_core_t *core);
 
+/* Hands every WARN and INFO line a plugin logs to sink as well, whatever
+ * WEFT_DEBUG says (NULL stops it): weft-info shows what each transport
+ * found (devices, ports, addresses) under its entry. Not thread-safe: set
+ * it before plugins load. */
+typedef void (*weft__plugin_log_sink_t)(void *arg, const char *plugin, int level,
+                                        const char *msg);
+void weft__plugin_log_capture(weft__plugin_log_sink_t sink, void *arg);
+
 /* Finalises and dlcloses every loaded plugin in reverse load order, frees
  * candidates and folders, and leaves set zeroed (calling it again, or on a
  * zeroed set, does nothing). */

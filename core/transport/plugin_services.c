@@ -6,16 +6,34 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/base/error.h"
 #include "core/base/log.h"
 #include "core/transport/plugin.h"
 
+static weft__plugin_log_sink_t log_sink;
+static void *log_sink_arg;
+
+void weft__plugin_log_capture(weft__plugin_log_sink_t sink, void *arg)
+{
+    log_sink = sink;
+    log_sink_arg = arg;
+}
+
 static void plugin_log(int level, const char *plugin, const char *fmt, ...)
 {
     va_list ap;
 
+    if (log_sink && (level == WEFT_TRANSPORT_LOG_WARN || level == WEFT_TRANSPORT_LOG_INFO)) {
+        char msg[1024];
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        log_sink(log_sink_arg, plugin, level, msg);
+    }
     if (level < WEFT_TRANSPORT_LOG_WARN || level > WEFT_TRANSPORT_LOG_TRACE ||
         !weft__log_enabled(level, WEFT__SUBSYS_TRANSPORT))
         return;
