@@ -3,9 +3,12 @@
 # nhosts set: that many simulated hosts (tests/netns/netns-lib.sh), two ranks
 # on each, started by one weftrun per host in multi-node mode:
 #  1. the transport matrix that WEFT_DEBUG=INFO prints shows the node-local
-#     transport inside each host (shm when built, else sockets) and sockets
-#     between hosts;
+#     transport inside each host (shm when built, else sockets) and
+#     $between between hosts (sockets unless the caller sets it);
 #  2. the collectives conformance programs pass across the hosts.
+# between=ib-verbs gives each host a port of the software RDMA device
+# (tests/swrdma), its GIDs from the host's own address, and lets the ranks
+# use nothing but the node-local transport and ib-verbs.
 
 nhosts=${nhosts:?}
 per_host=2
@@ -18,6 +21,20 @@ local_transport=sockets
 if [ -e "$top/plugins/shm/.libs/weft-shm.so" ]; then
     plugins=$plugins:$top/plugins/shm/.libs
     local_transport=shm
+fi
+between=${between:-sockets}
+if [ "$between" = ib-verbs ]; then
+    [ -e "$top/plugins/ib-verbs/.libs/weft-ib-verbs.so" ] ||
+        { echo "SKIP: the ib-verbs transport is not built"; exit 77; }
+    [ -e "$top/tests/swrdma/.libs/libibverbs.so.1" ] ||
+        { echo "SKIP: the software RDMA device is not built"; exit 77; }
+    plugins=$plugins:$top/plugins/ib-verbs/.libs
+    WEFT_TRANSPORTS=$local_transport,ib-verbs
+    WEFT_IBVERBS_LIB=$top/tests/swrdma/.libs/libibverbs.so.1
+    WEFT_SWRDMA_REGISTRY=weft-netns-$$
+    WEFT_SWRDMA_CHECK_LOG=$netns_tmp/swrdma-check.log
+    export WEFT_TRANSPORTS WEFT_IBVERBS_LIB WEFT_SWRDMA_REGISTRY WEFT_SWRDMA_CHECK_LOG
+    trap 'netns_cleanup; rm -f "/dev/shm/$WEFT_SWRDMA_REGISTRY"' EXIT
 fi
 export WEFT_PLUGIN_PATH=$plugins WEFT_TIMEOUT=60
 unset MASTER_ADDR MASTER_PORT RANK WORLD_SIZE WEFT_INIT_METHOD WEFT_RANK SLURM_PROCID \
@@ -39,7 +56,7 @@ while [ "$r" -lt "$n" ]; do
     [ -n "$line" ] || { echo "FAIL: rank $r printed no transport matrix"; fail=1; }
     p=0
     while [ "$p" -lt "$n" ]; do
-        if [ $((p / per_host)) = $((r / per_host)) ]; then want=$local_transport; else want=sockets; fi
+        if [ $((p / per_host)) = $((r / per_host)) ]; then want=$local_transport; else want=$between; fi
         case "$line" in
         *" $p:$want"*) ;;
         *) echo "FAIL: rank $r reaches rank $p not through $want: $line"; fail=1 ;;
@@ -48,7 +65,7 @@ while [ "$r" -lt "$n" ]; do
     done
     r=$((r + 1))
 done
-[ "$fail" = 0 ] && echo "transport matrix at $n ranks on $nhosts hosts: $local_transport inside hosts, sockets between"
+[ "$fail" = 0 ] && echo "transport matrix at $n ranks on $nhosts hosts: $local_transport inside hosts, $between between"
 
 # 2. Collectives across the hosts.
 # conf: the conformance suite as tests/conf/all.mp runs it at 8 ranks (every communicator,
@@ -64,4 +81,9 @@ for prog in "conf/conf --comms all --big 1048576" coll/mp_coll coll/mp_coll_v \
         fail=1
     fi
 done
+if [ -n "${WEFT_SWRDMA_CHECK_LOG:-}" ] && [ -s "$WEFT_SWRDMA_CHECK_LOG" ]; then
+    cat "$WEFT_SWRDMA_CHECK_LOG"
+    echo "FAIL: the software RDMA device's checker reported the above"
+    fail=1
+fi
 exit "$fail"
