@@ -809,6 +809,14 @@ struct wib_ctx {
     int64_t now_ms;
     int64_t next_keepalive_ms;          /* ibv_alive.c */
     int finalizing;
+    /* what finalize logs: work per message, copies per byte */
+    struct wib_stats {
+        unsigned long long sends, send_bytes;   /* isend calls, their bytes */
+        unsigned long long send_wrs, signaled;  /* RC send work requests */
+        unsigned long long recv_wrs;            /* RC receive work requests */
+        unsigned long long cqes;                /* completions polled */
+        unsigned long long copied;              /* payload bytes the CPU copied */
+    } st;
     /* windows received in place and through staging, for the log */
     unsigned long windows_in_place, windows_staged;
 };

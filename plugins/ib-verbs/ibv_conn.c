@@ -87,6 +87,7 @@ int weft__ibv_post_lane_rx(struct wib_ctx *ctx, struct wib_qpx *q, int n)
     for (int i = 0; i < n; i++)
         if (ibv_post_recv(q->qp, &wr, &bad) != 0)
             return -1;
+    ctx->st.recv_wrs += (unsigned)n;
     return 0;
 }
 
@@ -103,6 +104,7 @@ int weft__ibv_post_ctl_rx(struct wib_ctx *ctx, struct wib_peer *p, int index)
     wr.wr_id = (uintptr_t)&p->ctl_rx[index];
     wr.sg_list = &sge;
     wr.num_sge = 1;
+    ctx->st.recv_wrs++;
     return ibv_post_recv(p->ctl.qp, &wr, &bad);
 }
 

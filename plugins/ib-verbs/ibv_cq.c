@@ -132,6 +132,7 @@ static int poll_dev(struct wib_ctx *ctx, struct wib_dev *d)
         for (int i = 0; i < n; i++)
             dispatch(ctx, &wc[i]);
         total += n;
+        ctx->st.cqes += (unsigned)n;
     } while (n == WIB_POLL_BATCH && total < WIB_POLL_BUDGET);
     return total;
 }

@@ -48,6 +48,8 @@ int weft__ibv_sq_post(struct wib_ctx *ctx, struct wib_qpx *q, struct ibv_send_wr
     }
     q->head++;
     q->since_signal = sig ? 0 : q->since_signal + 1;
+    ctx->st.send_wrs++;
+    ctx->st.signaled += sig;
     return 0;
 }
 

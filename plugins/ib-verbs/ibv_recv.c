@@ -72,8 +72,10 @@ static int msg_bind(struct tp_ctx *tp, struct tp_msg *tm, struct tp_req *r)
     }
     if (tm->got < tm->total)
         return 0;
-    if (tm->total && r->len)
+    if (tm->total && r->len) {
         memcpy(r->buf, m->ubuf, tp_min(tm->total, r->len));
+        ((struct wib_ctx *)tp)->st.copied += tp_min(tm->total, r->len);
+    }
     free(m->ubuf);
     m->ubuf = NULL;
     return 1;
@@ -123,8 +125,10 @@ static void eager_arrived(struct wib_ctx *ctx, int peer, const struct wib_hdr *h
     struct wib_msg *m;
 
     if (r) {
-        if (h->len && r->len)
+        if (h->len && r->len) {
             memcpy(r->buf, payload, tp_min(r->len, h->len));
+            ctx->st.copied += tp_min(r->len, h->len);
+        }
         weft__tp_req_complete(r, h->len > r->len ? WEFT_ERR_TRUNCATED : WEFT_SUCCESS);
         return;
     }
@@ -135,8 +139,10 @@ static void eager_arrived(struct wib_ctx *ctx, int peer, const struct wib_hdr *h
         return;
     }
     /* Unexpected (no receive matched above): its own buffer. */
-    if (h->len)
+    if (h->len) {
         memcpy(m->ubuf, payload, h->len);
+        ctx->st.copied += h->len;
+    }
     m->got = h->len;
     weft__tp_match_done(&ctx->tp, &m->tp);
 }
@@ -333,8 +339,10 @@ static void msg_whole(struct wib_ctx *ctx, struct wib_msg *m)
     m->dst = NULL;
     m->own_dst = 0;
     if (m->to_ubuf && r) {
-        if (m->total && r->len)
+        if (m->total && r->len) {
             memcpy(r->buf, m->ubuf, tp_min(m->total, r->len));
+            ctx->st.copied += tp_min(m->total, r->len);
+        }
         free(m->ubuf);
         m->ubuf = NULL;
     }
@@ -372,6 +380,7 @@ void weft__ibv_data_arrived(struct wib_ctx *ctx, int peer, int slot)
             memcpy(m->ubuf + w->off, src, w->size);
         else if (m->req)
             memcpy(m->req->buf + w->off, src, w->size);
+        ctx->st.copied += m->to_ubuf || m->req ? w->size : 0;
         weft__ibv_stage_put(ctx, w->stage);
     }
     w->m = NULL;

@@ -168,6 +168,7 @@ static int post_ctl_send(struct wib_ctx *ctx, struct wib_peer *p, struct wib_req
         memcpy(b, &h, sizeof(h));
         if (payload)
             memcpy(b + sizeof(h), r->buf, payload);
+        ctx->st.copied += payload;
         sge[0].addr = (uintptr_t)b;
         sge[0].length = (uint32_t)(sizeof(h) + payload);
         sge[0].lkey = ctx->bounce_mr->lkey;
@@ -289,6 +290,7 @@ static int write_window(struct wib_ctx *ctx, struct wib_peer *p, struct wib_swin
                 if (rec.slot < 0)
                     return 0;
                 memcpy(ctx->stage + (size_t)rec.slot * ctx->prm.chunk, src, n);
+                ctx->st.copied += n;
                 sge.addr = (uintptr_t)(ctx->stage + (size_t)rec.slot * ctx->prm.chunk);
                 sge.lkey = ctx->stage_mr[q->dev]->lkey;
                 force |= weft__ibv_stage_low(ctx);
@@ -458,6 +460,8 @@ weft_result_t weft__ibv_isend(void *vctx, int peer, const void *buf, size_t len,
 
     if (!t)
         return rc;
+    ctx->st.sends++;
+    ctx->st.send_bytes += len;
     if (t->done)
         return WEFT_SUCCESS;
     p = &ctx->peers[peer];
