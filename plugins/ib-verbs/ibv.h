@@ -464,6 +464,8 @@ int weft__ibv_pair_rails(const struct wib_addr *a, const struct wib_addr *b);
 
 /* ------------------------------------------------------------ the context */
 
+#define WIB_CQS_MAX 64                   /* CQs per device */
+
 struct wib_dev {
     char name[WIB_DEVNAME_MAX];
     char sysfs[256];                    /* its /sys/class/infiniband folder */
@@ -473,10 +475,16 @@ struct wib_dev {
     int used;                           /* carries a rail: PD, CQ, cache below */
     struct ibv_pd *pd;
     struct ibv_comp_channel *ch;
-    struct ibv_cq *cq;
-    int cq_size;                        /* completions it holds */
-    int cq_need;                        /* the worst case of the QPs on it */
-    int armed;                          /* a completion event was asked for */
+    /* Completion queues on the one channel, each sized for the worst case
+     * of the QPs on it, grown while the device lets it and then joined by
+     * another: a device's max_cqe bounds one CQ, not the job. */
+    struct wib_cq {
+        struct ibv_cq *cq;
+        int size;                       /* completions it holds */
+        int need;                       /* the worst case of the QPs on it */
+        int armed;                      /* a completion event was asked for */
+    } cqs[WIB_CQS_MAX];
+    int ncqs;
     /* Regions of mem_register, dropped when their last user goes, and
      * regions made on the fly, kept cached (see Registration above). */
     struct wib_regarg {
@@ -531,6 +539,7 @@ struct wib_qpx {
     int lane;                           /* -1: the control QP */
     int rail;                           /* of the pair */
     int dev;                            /* index in ctx->devs */
+    int cqi;                            /* its CQ in the device's cqs */
     uint32_t psn;                       /* of our send queue */
     int depth;                          /* send work requests it holds */
     uint32_t head, tail;                /* posted = head - tail */
@@ -827,8 +836,11 @@ weft_result_t weft__ibv_dev_setup(struct wib_ctx *ctx);
 void weft__ibv_dev_close(struct wib_ctx *ctx);
 /* One line per port for the log and the refusal: "mlx5_0:1 ... ". */
 void weft__ibv_port_line(const struct wib_port_info *p, char *buf, size_t cap);
-/* Grows the CQ of device d to hold need more completions. 0, or -1. */
+/* A CQ of device d with room for need more completions (grown, or a new
+ * one): its index in d's cqs, or -1 with the error set. */
 int weft__ibv_cq_reserve(struct wib_ctx *ctx, int d, int need);
+/* Gives back what weft__ibv_cq_reserve took on CQ cqi of device d. */
+void weft__ibv_cq_release(struct wib_ctx *ctx, int d, int cqi, int need);
 
 /* ------------------------------------------------------------ ibv_alive.c */
 
@@ -836,7 +848,6 @@ int weft__ibv_cq_reserve(struct wib_ctx *ctx, int d, int need);
 void weft__ibv_keepalive(struct wib_ctx *ctx);
 /* When the next probe is due (ms, monotonic), or 0 when none is. */
 int64_t weft__ibv_keepalive_due(const struct wib_ctx *ctx);
-void weft__ibv_cq_release(struct wib_ctx *ctx, int d, int need);
 
 /* ibv_mem.c: registration */
 weft_result_t weft__ibv_mem_register(void *vctx, void *buf, size_t len, int mem_type,

@@ -138,14 +138,15 @@ static int qp_make(struct wib_ctx *ctx, struct wib_peer *p, struct wib_qpx *q, i
     }
     /* Signalled sends (one in every half queue at worst, and the last of
      * each window or eager burst) and every receive. */
-    if (weft__ibv_cq_reserve(ctx, q->dev, q->depth + rq_depth) != 0) {
-        snprintf(p->why, sizeof(p->why), "%s", "its completion queue is full");
+    q->cqi = weft__ibv_cq_reserve(ctx, q->dev, q->depth + rq_depth);
+    if (q->cqi < 0) {
+        snprintf(p->why, sizeof(p->why), "%s", "no completion queue can take its QP");
         free(q->recs);
         q->recs = NULL;
         return -1;
     }
     memset(&ia, 0, sizeof(ia));
-    ia.send_cq = ia.recv_cq = d->cq;
+    ia.send_cq = ia.recv_cq = d->cqs[q->cqi].cq;
     ia.qp_type = IBV_QPT_RC;
     ia.sq_sig_all = 0;
     ia.cap.max_send_wr = (uint32_t)q->depth;
@@ -163,7 +164,7 @@ static int qp_make(struct wib_ctx *ctx, struct wib_peer *p, struct wib_qpx *q, i
     if (!q->qp) {
         snprintf(p->why, sizeof(p->why), "%s: cannot create a QP: %s", d->name,
                  strerror(errno));
-        weft__ibv_cq_release(ctx, q->dev, q->depth + rq_depth);
+        weft__ibv_cq_release(ctx, q->dev, q->cqi, q->depth + rq_depth);
         free(q->recs);
         q->recs = NULL;
         return -1;
@@ -184,7 +185,7 @@ static void qp_destroy(struct wib_ctx *ctx, struct wib_qpx *q)
     if (q->qp) {
         weft__ibv_sq_retire(ctx, q, 1);
         ctx->fns.destroy_qp(q->qp);
-        weft__ibv_cq_release(ctx, q->dev, q->depth + q->rq_depth);
+        weft__ibv_cq_release(ctx, q->dev, q->cqi, q->depth + q->rq_depth);
     }
     free(q->recs);
     memset(q, 0, sizeof(*q));

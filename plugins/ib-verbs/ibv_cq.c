@@ -122,18 +122,23 @@ static int poll_dev(struct wib_ctx *ctx, struct wib_dev *d)
     struct ibv_wc wc[WIB_POLL_BATCH];
     int total = 0, n;
 
-    do {
-        n = ibv_poll_cq(d->cq, WIB_POLL_BATCH, wc);
-        if (n < 0) {
-            TP_WARN(ctx, "%s: polling its completion queue failed (%d): the device is in "
-                    "error", d->name, n);
-            return total;
-        }
-        for (int i = 0; i < n; i++)
-            dispatch(ctx, &wc[i]);
-        total += n;
-        ctx->st.cqes += (unsigned)n;
-    } while (n == WIB_POLL_BATCH && total < WIB_POLL_BUDGET);
+    for (int c = 0; c < d->ncqs; c++) {
+        int taken = 0;
+
+        do {
+            n = ibv_poll_cq(d->cqs[c].cq, WIB_POLL_BATCH, wc);
+            if (n < 0) {
+                TP_WARN(ctx, "%s: polling its completion queue failed (%d): the device is "
+                        "in error", d->name, n);
+                break;
+            }
+            for (int i = 0; i < n; i++)
+                dispatch(ctx, &wc[i]);
+            taken += n;
+            ctx->st.cqes += (unsigned)n;
+        } while (n == WIB_POLL_BATCH && taken < WIB_POLL_BUDGET);
+        total += taken;
+    }
     return total;
 }
 
@@ -235,6 +240,27 @@ static void async_events(struct wib_ctx *ctx, struct wib_dev *d)
 
 /* ------------------------------------------------------------ progress */
 
+/* The events of armed CQs (the channel is non-blocking): each is
+ * acknowledged on its own CQ (its context is its wib_cq), which is then
+ * disarmed, to be armed again before the rank sleeps. */
+static void take_cq_events(struct wib_ctx *ctx, struct wib_dev *d)
+{
+    struct ibv_cq *cq;
+    void *cq_ctx;
+    int armed = 0;
+
+    /* No CQ armed, no event: spare the read. */
+    for (int c = 0; c < d->ncqs; c++)
+        armed |= d->cqs[c].armed;
+    while (armed && ctx->fns.get_cq_event(d->ch, &cq, &cq_ctx) == 0) {
+        struct wib_cq *q = cq_ctx;
+
+        ctx->fns.ack_cq_events(cq, 1);
+        if (q)
+            q->armed = 0;
+    }
+}
+
 weft_result_t weft__ibv_progress(void *vctx)
 {
     struct wib_ctx *ctx = vctx;
@@ -247,16 +273,7 @@ weft_result_t weft__ibv_progress(void *vctx)
 
         if (!d->used)
             continue;
-        if (d->armed) {
-            struct ibv_cq *cq;
-            void *cq_ctx;
-
-            /* The event of the arming: acknowledged, the CQ disarmed. */
-            if (ctx->fns.get_cq_event(d->ch, &cq, &cq_ctx) == 0) {
-                ctx->fns.ack_cq_events(d->cq, 1);
-                d->armed = 0;
-            }
-        }
+        take_cq_events(ctx, d);
         poll_dev(ctx, d);
         /* Asynchronous events are rare: looked for now and then. */
         if (ctx->ticks % 256 == 0)
@@ -333,8 +350,9 @@ weft_result_t weft__ibv_get_wait_fd(void *vctx, int *fd)
         if (!d->used)
             continue;
         async_events(ctx, d);
-        if (!d->armed && ibv_req_notify_cq(d->cq, 0) == 0)
-            d->armed = 1;
+        for (int c = 0; c < d->ncqs; c++)
+            if (!d->cqs[c].armed && ibv_req_notify_cq(d->cqs[c].cq, 0) == 0)
+                d->cqs[c].armed = 1;
         work += poll_dev(ctx, d);
     }
     if (work)

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,6 +233,34 @@ static int watch_fd(struct wib_ctx *ctx, int fd, uint64_t what)
     return epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* Adds a CQ of at least need completions (WIB_CQ_START at least, the
+ * device's max_cqe at most) to d: its index, or -1 with the error set. */
+static int new_cq(struct wib_ctx *ctx, struct wib_dev *d, int need)
+{
+    int max = d->attr.max_cqe > 0 ? d->attr.max_cqe : INT_MAX;
+    int size = need > WIB_CQ_START ? need : WIB_CQ_START;
+    struct wib_cq *q;
+
+    if (size > max)
+        size = max;
+    if (d->ncqs == WIB_CQS_MAX) {
+        weft__tp_error(&ctx->tp, "%s: all %d completion queues are full: lower "
+                       "WEFT_IB_SQ_DEPTH, WEFT_IB_EAGER_CREDITS or WEFT_IB_CTS_SLOTS", d->name,
+                       WIB_CQS_MAX);
+        return -1;
+    }
+    q = &d->cqs[d->ncqs];
+    memset(q, 0, sizeof(*q));
+    q->cq = ctx->fns.create_cq(d->vctx, size, q, d->ch, 0);
+    if (!q->cq) {
+        weft__tp_error(&ctx->tp, "%s: cannot create a completion queue of %d: %s", d->name,
+                       size, strerror(errno ? errno : ENOMEM));
+        return -1;
+    }
+    q->size = q->cq->cqe > size ? q->cq->cqe : size;
+    return d->ncqs++;
+}
+
 weft_result_t weft__ibv_dev_setup(struct wib_ctx *ctx)
 {
     for (int i = 0; i < ctx->ndevs; i++) {
@@ -241,16 +270,15 @@ weft_result_t weft__ibv_dev_setup(struct wib_ctx *ctx)
             continue;
         d->pd = ctx->fns.alloc_pd(d->vctx);
         d->ch = d->pd ? ctx->fns.create_comp_channel(d->vctx) : NULL;
-        d->cq_size = WIB_CQ_START < d->attr.max_cqe || !d->attr.max_cqe ? WIB_CQ_START
-                                                                       : d->attr.max_cqe;
-        d->cq = d->ch ? ctx->fns.create_cq(d->vctx, d->cq_size, d, d->ch, 0) : NULL;
-        if (!d->cq) {
+        if (!d->ch) {
             weft__tp_error(&ctx->tp, "%s: cannot create its %s: %s", d->name,
-                           !d->pd ? "protection domain" : !d->ch ? "completion channel"
-                                                                 : "completion queue",
+                           !d->pd ? "protection domain" : "completion channel",
                            strerror(errno ? errno : ENOMEM));
             return WEFT_ERR_SYSTEM;
         }
+        d->ncqs = 0;
+        if (new_cq(ctx, d, WIB_CQ_START) < 0)
+            return WEFT_ERR_SYSTEM;
         /* Event tags: 2i + 1 completions, 2i + 2 asynchronous events. */
         if (watch_fd(ctx, d->ch->fd, 2 * (uint64_t)i + 1) != 0 ||
             watch_fd(ctx, d->vctx->async_fd, 2 * (uint64_t)i + 2) != 0) {
@@ -267,11 +295,9 @@ void weft__ibv_dev_close(struct wib_ctx *ctx)
     for (int i = 0; i < ctx->ndevs; i++) {
         struct wib_dev *d = &ctx->devs[i];
 
-        if (d->cq) {
-            if (d->armed)
-                ctx->fns.ack_cq_events(d->cq, 0);
-            ctx->fns.destroy_cq(d->cq);
-        }
+        for (int c = 0; c < d->ncqs; c++)
+            ctx->fns.destroy_cq(d->cqs[c].cq);
+        d->ncqs = 0;
         if (d->ch)
             ctx->fns.destroy_comp_channel(d->ch);
         if (d->pd)
@@ -286,28 +312,35 @@ void weft__ibv_dev_close(struct wib_ctx *ctx)
 int weft__ibv_cq_reserve(struct wib_ctx *ctx, int di, int need)
 {
     struct wib_dev *d = &ctx->devs[di];
-    int want = d->cq_need + need;
+    int max = d->attr.max_cqe > 0 ? d->attr.max_cqe : INT_MAX, c;
 
-    if (want > d->cq_size) {
-        int size = d->cq_size;
-
-        while (size < want)
-            size *= 2;
-        if (d->attr.max_cqe && size > d->attr.max_cqe)
-            size = d->attr.max_cqe;
-        if (size < want || ctx->fns.resize_cq(d->cq, size) != 0) {
-            weft__tp_error(&ctx->tp, "%s: its completion queue cannot hold %d completions "
-                           "(at most %d): lower WEFT_IB_SQ_DEPTH, WEFT_IB_EAGER_CREDITS or "
-                           "WEFT_IB_CTS_SLOTS", d->name, want, d->attr.max_cqe);
-            return -1;
-        }
-        d->cq_size = size;
+    if (need > max) {
+        weft__tp_error(&ctx->tp, "%s: a QP needs %d completions, more than a completion "
+                       "queue holds (%d): lower WEFT_IB_SQ_DEPTH, WEFT_IB_EAGER_CREDITS or "
+                       "WEFT_IB_CTS_SLOTS", d->name, need, max);
+        return -1;
     }
-    d->cq_need = want;
-    return 0;
+    for (c = 0; c < d->ncqs; c++) {
+        struct wib_cq *q = &d->cqs[c];
+        int want = q->need + need, size = q->size;
+
+        if (want <= size)
+            break;
+        while (size < want && size < max)
+            size = size > max / 2 ? max : 2 * size;
+        if (size >= want && ctx->fns.resize_cq(q->cq, size) == 0) {
+            /* The device may round up: it says what it made. */
+            q->size = q->cq->cqe > size ? q->cq->cqe : size;
+            break;
+        }
+    }
+    if (c == d->ncqs && new_cq(ctx, d, need) < 0)
+        return -1;
+    d->cqs[c].need += need;
+    return c;
 }
 
-void weft__ibv_cq_release(struct wib_ctx *ctx, int di, int need)
+void weft__ibv_cq_release(struct wib_ctx *ctx, int di, int cqi, int need)
 {
-    ctx->devs[di].cq_need -= need;
+    ctx->devs[di].cqs[cqi].need -= need;
 }

@@ -61,10 +61,11 @@ weft_result_t weft__ibv_ud_setup(struct wib_ctx *ctx)
     ctx->ud_mr = weft__ibv_reg_mr(&ctx->fns, d->pd, ctx->ud_mem, bytes, IBV_ACCESS_LOCAL_WRITE);
     if (!ctx->ud_mr)
         goto err_sys;
-    if (weft__ibv_cq_reserve(ctx, r0->devi, 2 * WIB_UD_SLOTS) != 0)
+    ctx->ud.cqi = weft__ibv_cq_reserve(ctx, r0->devi, 2 * WIB_UD_SLOTS);
+    if (ctx->ud.cqi < 0)
         return WEFT_ERR_SYSTEM;
     memset(&ia, 0, sizeof(ia));
-    ia.send_cq = ia.recv_cq = d->cq;
+    ia.send_cq = ia.recv_cq = d->cqs[ctx->ud.cqi].cq;
     ia.qp_type = IBV_QPT_UD;
     ia.cap.max_send_wr = WIB_UD_SLOTS;
     ia.cap.max_recv_wr = WIB_UD_SLOTS;
