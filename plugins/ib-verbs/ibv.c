@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@
 
 #include "plugins/ib-verbs/ibv.h"
 
-/* How long finalize waits for its goodbyes to leave. */
+/* How long finalize waits for its goodbyes to leave, beyond the retries. */
 #define WIB_BYE_WAIT_MS 200
 
 /* ------------------------------------------------------------ set-up */
@@ -275,7 +276,7 @@ static weft_result_t wib_disconnect(void *vctx, int peer)
         return WEFT_ERR_INVALID_ARG;
     p = &ctx->peers[peer];
     weft__ibv_conn_destroy(ctx, peer);
-    weft__ibv_sends_fail(ctx, peer, WEFT_ERR_ABORTED);
+    weft__ibv_sends_fail(ctx, peer, WEFT_ERR_ABORTED, 0);
     weft__tp_match_drop_peer(&ctx->tp, peer);
     weft__tp_match_fail_peer(&ctx->tp, peer, 0, WEFT_ERR_ABORTED);
     p->known = 0;
@@ -283,27 +284,75 @@ static weft_result_t wib_disconnect(void *vctx, int peer)
     return WEFT_SUCCESS;
 }
 
-/* Tells every connected peer this rank leaves on purpose, and waits a
- * little for the words to leave: a peer that sees our QPs go without it
- * takes us for crashed. */
+/* 1 while a pair that is up still has work requests not completed. A
+ * peer that said goodbye is left out: it may destroy its QPs before it
+ * acknowledges what we sent since, and wants none of it. */
+static int sends_pending(const struct wib_ctx *ctx)
+{
+    for (const struct wib_peer *p = ctx->active; p; p = p->anext) {
+        if (p->state != WIB_P_UP || p->departed)
+            continue;
+        if (p->ctl.head != p->ctl.tail)
+            return 1;
+        for (int l = 0; l < p->nlanes; l++)
+            if (p->lane[l].head != p->lane[l].tail)
+                return 1;
+    }
+    return 0;
+}
+
+/* Progresses until no up pair has work requests left, or until. */
+static void drain(struct wib_ctx *ctx, int64_t until)
+{
+    while (sends_pending(ctx) && weft__ibv_now_ms() < until) {
+        weft__ibv_progress(ctx);
+        if (sends_pending(ctx))
+            sched_yield();
+    }
+    for (struct wib_peer *p = ctx->active; p; p = p->anext) {
+        if (p->state != WIB_P_UP || p->departed)
+            continue;
+        if (p->ctl.head != p->ctl.tail)
+            TP_INFO(ctx, "finalize: %u requests to rank %d never completed (control QP)",
+                    p->ctl.head - p->ctl.tail, (int)(p - ctx->peers));
+        for (int l = 0; l < p->nlanes; l++)
+            if (p->lane[l].head != p->lane[l].tail)
+                TP_INFO(ctx, "finalize: %u requests to rank %d never completed (lane %d)",
+                        p->lane[l].head - p->lane[l].tail, (int)(p - ctx->peers), l);
+    }
+}
+
+/* Tells every connected peer this rank leaves on purpose, after everything
+ * posted before has arrived: an eager send was done when posted, and
+ * destroying its QP now would flush it; the goodbye goes on another QP,
+ * so it must not overtake what is still on the way; and a peer that sees
+ * our QPs go without the goodbye takes us for crashed. Each wait ends
+ * when the send queues are empty, at once where the NIC keeps up; at
+ * worst, with the peer gone, when the retries run out (WEFT_IB_TIMEOUT x
+ * (WEFT_IB_RETRY_CNT + 1)), which fails what is left. */
 static void say_goodbye(struct wib_ctx *ctx)
 {
-    int64_t until = weft__ibv_now_ms() + WIB_BYE_WAIT_MS;
+    double ack_ms = 4.096e-3 * (double)(1ull << ctx->prm.timeout) * (ctx->prm.retry_cnt + 1);
+    int64_t until = weft__ibv_now_ms() + WIB_BYE_WAIT_MS + (int64_t)ack_ms;
     int sent = 0;
 
+    /* Requests behind the last signalled one retire only with a later
+     * completion: each busy QP gets one. */
+    for (struct wib_peer *p = ctx->active; p; p = p->anext) {
+        if (p->state != WIB_P_UP)
+            continue;
+        if (p->ctl.head != p->ctl.tail)
+            weft__ibv_sq_ping(ctx, p, &p->ctl);
+        for (int l = 0; l < p->nlanes; l++)
+            if (p->lane[l].head != p->lane[l].tail)
+                weft__ibv_sq_ping(ctx, p, &p->lane[l]);
+    }
+    drain(ctx, until);
     for (struct wib_peer *p = ctx->active; p; p = p->anext)
         if ((int)(p - ctx->peers) != ctx->rank && weft__ibv_say_bye(ctx, p) == 0)
             sent++;
-    while (sent && weft__ibv_now_ms() < until) {
-        int pending = 0;
-
-        weft__ibv_progress(ctx);
-        for (struct wib_peer *p = ctx->active; p; p = p->anext)
-            if (p->state == WIB_P_UP && p->lane[0].head != p->lane[0].tail)
-                pending = 1;
-        if (!pending)
-            break;
-    }
+    if (sent)
+        drain(ctx, until);
 }
 
 static weft_result_t wib_finalize(void *vctx)

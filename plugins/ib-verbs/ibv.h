@@ -656,6 +656,9 @@ struct wib_swin {
     uint32_t nchunks, total, posted;    /* chunks, writes (empty lanes too), posted */
     int start_lane;
     int outstanding;                    /* writes posted, not yet completed */
+    /* Its request failed while writes were still posted: it has no request
+     * any more and goes when the last of them completes. */
+    int orphan;
 };
 
 /* A request: the common head, then what a send or a put needs. */
@@ -837,8 +840,9 @@ void weft__ibv_dev_close(struct wib_ctx *ctx);
 /* One line per port for the log and the refusal: "mlx5_0:1 ... ". */
 void weft__ibv_port_line(const struct wib_port_info *p, char *buf, size_t cap);
 /* A CQ of device d with room for need more completions (grown, or a new
- * one): its index in d's cqs, or -1 with the error set. */
-int weft__ibv_cq_reserve(struct wib_ctx *ctx, int d, int need);
+ * one; on >= 0: that one, grown if it must be): its index in d's cqs, or
+ * -1 with the error set. */
+int weft__ibv_cq_reserve(struct wib_ctx *ctx, int d, int need, int on);
 /* Gives back what weft__ibv_cq_reserve took on CQ cqi of device d. */
 void weft__ibv_cq_release(struct wib_ctx *ctx, int d, int cqi, int need);
 
@@ -907,6 +911,10 @@ int weft__ibv_sq_room(const struct wib_qpx *q);
  * it or force says so. 0, or the errno of ibv_post_send. */
 int weft__ibv_sq_post(struct wib_ctx *ctx, struct wib_qpx *q, struct ibv_send_wr *wr,
                       const struct wib_wr_rec *rec, int force);
+/* A zero-length, signalled RDMA write on q to p's control block: the
+ * peer's NIC acknowledges it without the peer, and its completion
+ * retires every record before it. 0 or an errno (EAGAIN: q is full). */
+int weft__ibv_sq_ping(struct wib_ctx *ctx, struct wib_peer *p, struct wib_qpx *q);
 /* Makes wr, a control write on p's control QP q of one sge (a CTS entry or
  * the trailer), read from a copy that stays unchanged until the request
  * retires, unless it goes inline. */
@@ -927,7 +935,10 @@ void weft__ibv_send_cancel(struct tp_ctx *tp, struct tp_req *r);
 void weft__ibv_pump(struct wib_ctx *ctx, struct wib_peer *p);
 void weft__ibv_cts_arrived(struct wib_ctx *ctx, int peer, int slot);
 void weft__ibv_rec_done(struct wib_ctx *ctx, const struct wib_wr_rec *rec, int failed);
-void weft__ibv_sends_fail(struct wib_ctx *ctx, int peer, weft_result_t status);
+/* Fails p's sends with status. departed: the peer left on purpose (its
+ * bye), after every receive it finished, so a send whose windows are all
+ * posted finishes with its writes' completions instead. */
+void weft__ibv_sends_fail(struct wib_ctx *ctx, int peer, weft_result_t status, int departed);
 void weft__ibv_credits_return(struct wib_ctx *ctx, struct wib_peer *p, int force);
 /* A finalizing rank tells each connected peer it leaves on purpose. */
 int weft__ibv_say_bye(struct wib_ctx *ctx, struct wib_peer *p);

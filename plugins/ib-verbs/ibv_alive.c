@@ -27,20 +27,13 @@ static int waited_on(const struct wib_ctx *ctx, const struct wib_peer *p)
 
 static void probe(struct wib_ctx *ctx, struct wib_peer *p)
 {
-    struct wib_wr_rec rec = { WIB_REC_NONE, 0, -1, NULL };
     struct wib_qpx *q = &p->lane[0];
-    struct ibv_send_wr wr;
     int rc;
 
     if (weft__ibv_sq_room(q) <= 1)
         return;
-    memset(&wr, 0, sizeof(wr));
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.num_sge = 0;
-    wr.wr.rdma.remote_addr = p->its_block;
-    wr.wr.rdma.rkey = p->its_rkey;
     /* Signalled: its slot comes back even if nothing follows it. */
-    rc = weft__ibv_sq_post(ctx, q, &wr, &rec, 1);
+    rc = weft__ibv_sq_ping(ctx, p, q);
     if (rc != 0 && rc != EAGAIN) {
         char why[96];
 

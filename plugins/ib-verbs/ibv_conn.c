@@ -110,8 +110,10 @@ int weft__ibv_post_ctl_rx(struct wib_ctx *ctx, struct wib_peer *p, int index)
 
 /* ------------------------------------------------------------ QPs */
 
+/* Makes q, on CQ cq_on of its device (-1: any with room), which must
+ * have room for cq_room more completions after q's. */
 static int qp_make(struct wib_ctx *ctx, struct wib_peer *p, struct wib_qpx *q, int peer,
-                   int lane, int rail, int rq_depth, int rq_sge)
+                   int lane, int rail, int rq_depth, int rq_sge, int cq_on, int cq_room)
 {
     struct wib_port_info *port = ctx->rail[rail];
     struct wib_dev *d = &ctx->devs[port->devi];
@@ -138,7 +140,9 @@ static int qp_make(struct wib_ctx *ctx, struct wib_peer *p, struct wib_qpx *q, i
     }
     /* Signalled sends (one in every half queue at worst, and the last of
      * each window or eager burst) and every receive. */
-    q->cqi = weft__ibv_cq_reserve(ctx, q->dev, q->depth + rq_depth);
+    q->cqi = weft__ibv_cq_reserve(ctx, q->dev, q->depth + rq_depth + cq_room, cq_on);
+    if (q->cqi >= 0 && cq_room)
+        weft__ibv_cq_release(ctx, q->dev, q->cqi, cq_room);
     if (q->cqi < 0) {
         snprintf(p->why, sizeof(p->why), "%s", "no completion queue can take its QP");
         free(q->recs);
@@ -394,12 +398,15 @@ int weft__ibv_conn_start(struct wib_ctx *ctx, int peer)
         weft__ibv_conn_fail(ctx, peer, WEFT_ERR_PEER_LOST, "no rail of the same link layer");
         return -1;
     }
+    /* The control QP (eager messages) and lane 0 (credits, goodbye) share
+     * a CQ, so that a peer reads a goodbye after the messages before it. */
     if (pair_memory(ctx, p) != 0 ||
-        qp_make(ctx, p, &p->ctl, peer, -1, 0, ctx->prm.eager_credits, 1) != 0)
+        qp_make(ctx, p, &p->ctl, peer, -1, 0, ctx->prm.eager_credits, 1, -1,
+                ctx->prm.sq_depth + WIB_LANE_RQ(ctx->prm.cts_slots)) != 0)
         goto err_fail;
     for (int l = 0; l < p->nlanes; l++)
         if (qp_make(ctx, p, &p->lane[l], peer, l, l % p->nrails,
-                    WIB_LANE_RQ(ctx->prm.cts_slots), 0) != 0)
+                    WIB_LANE_RQ(ctx->prm.cts_slots), 0, l == 0 ? p->ctl.cqi : -1, 0) != 0)
             goto err_fail;
     for (int i = 0; i < ctx->prm.eager_credits; i++) {
         p->ctl_rx[i].type = WIB_WRID_CTL_RX;
@@ -541,7 +548,7 @@ void weft__ibv_conn_fail(struct wib_ctx *ctx, int peer, weft_result_t status, co
     qp_error(ctx, &p->ctl);
     for (int l = 0; l < p->nlanes; l++)
         qp_error(ctx, &p->lane[l]);
-    weft__ibv_sends_fail(ctx, peer, status);
+    weft__ibv_sends_fail(ctx, peer, status, 0);
     weft__ibv_msgs_fail(ctx, peer, status);
     /* Receives from any source fail only for a crash, as with sockets. */
     weft__tp_match_fail_peer(&ctx->tp, peer, !p->departed, status);

@@ -309,7 +309,7 @@ void weft__ibv_dev_close(struct wib_ctx *ctx)
     ctx->ndevs = 0;
 }
 
-int weft__ibv_cq_reserve(struct wib_ctx *ctx, int di, int need)
+int weft__ibv_cq_reserve(struct wib_ctx *ctx, int di, int need, int on)
 {
     struct wib_dev *d = &ctx->devs[di];
     int max = d->attr.max_cqe > 0 ? d->attr.max_cqe : INT_MAX, c;
@@ -320,7 +320,7 @@ int weft__ibv_cq_reserve(struct wib_ctx *ctx, int di, int need)
                        "WEFT_IB_CTS_SLOTS", d->name, need, max);
         return -1;
     }
-    for (c = 0; c < d->ncqs; c++) {
+    for (c = on >= 0 ? on : 0; c < d->ncqs; c++) {
         struct wib_cq *q = &d->cqs[c];
         int want = q->need + need, size = q->size;
 
@@ -332,6 +332,11 @@ int weft__ibv_cq_reserve(struct wib_ctx *ctx, int di, int need)
             /* The device may round up: it says what it made. */
             q->size = q->cq->cqe > size ? q->cq->cqe : size;
             break;
+        }
+        if (on >= 0) {
+            weft__tp_error(&ctx->tp, "%s: its completion queue %d cannot hold %d more "
+                           "completions (at most %d)", d->name, on, need, max);
+            return -1;
         }
     }
     if (c == d->ncqs && new_cq(ctx, d, need) < 0)

@@ -53,6 +53,19 @@ int weft__ibv_sq_post(struct wib_ctx *ctx, struct wib_qpx *q, struct ibv_send_wr
     return 0;
 }
 
+int weft__ibv_sq_ping(struct wib_ctx *ctx, struct wib_peer *p, struct wib_qpx *q)
+{
+    struct wib_wr_rec rec = { WIB_REC_NONE, 0, -1, NULL };
+    struct ibv_send_wr wr;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.num_sge = 0;     /* no bytes: the peer's NIC only acknowledges it */
+    wr.wr.rdma.remote_addr = p->its_block;
+    wr.wr.rdma.rkey = p->its_rkey;
+    return weft__ibv_sq_post(ctx, q, &wr, &rec, 1);
+}
+
 void weft__ibv_ctl_source(struct wib_ctx *ctx, struct wib_peer *p, struct wib_qpx *q,
                           struct ibv_send_wr *wr)
 {

@@ -403,7 +403,7 @@ void weft__ibv_credit_arrived(struct wib_ctx *ctx, int peer)
         /* It finalized: whatever it sent is here; nothing more comes. */
         p->departed = 1;
         TP_INFO(ctx, "rank %d finalized", peer);
-        weft__ibv_sends_fail(ctx, peer, WEFT_ERR_PEER_LOST);
+        weft__ibv_sends_fail(ctx, peer, WEFT_ERR_PEER_LOST, 1);
         weft__tp_match_fail_peer(&ctx->tp, peer, 0, WEFT_ERR_PEER_LOST);
         return;
     }

@@ -99,17 +99,22 @@ void weft__ibv_rec_done(struct wib_ctx *ctx, const struct wib_wr_rec *rec, int f
         weft__ibv_bounce_put(ctx, rec->slot);
         break;
     case WIB_REC_WIN:
-    case WIB_REC_PUT:
+    case WIB_REC_PUT: {
+        struct wib_swin *w = rec->owner;
+
         if (rec->slot >= 0)
             weft__ibv_stage_put(ctx, rec->slot);
-        /* A failed pair frees its windows itself (weft__ibv_sends_fail). */
-        if (!failed) {
-            struct wib_swin *w = rec->owner;
-
-            if (--w->outstanding == 0 && w->posted == w->total)
-                window_done(ctx, w);
+        w->outstanding--;
+        if (w->orphan) {
+            if (w->outstanding == 0)
+                free(w);
+        } else if (!failed && w->outstanding == 0 && w->posted == w->total) {
+            window_done(ctx, w);
         }
+        /* A failed pair's windows are taken care of by
+         * weft__ibv_sends_fail, which orphans those still written. */
         break;
+    }
     case WIB_REC_FLUSH:
         weft__ibv_bounce_put(ctx, rec->slot);
         if (!failed)
@@ -535,24 +540,65 @@ void weft__ibv_send_cancel(struct tp_ctx *tp, struct tp_req *t)
     t->cancelled = 1;
 }
 
-void weft__ibv_sends_fail(struct wib_ctx *ctx, int peer, weft_result_t status)
+/* 1 when r may still finish: its peer left on purpose, and every window
+ * of r it asked for, the last included, is posted (so it got them all
+ * before it left, or the writes fail). */
+static int send_finishes(const struct wib_peer *p, const struct wib_req *r, int departed)
+{
+    int last = r->last_done;
+
+    if (!departed)
+        return 0;
+    for (const struct wib_swin *w = p->sw_head; w; w = w->next) {
+        if (w->r != r)
+            continue;
+        if (w->posted < w->total)
+            return 0;
+        last |= (w->cts.flags & WIB_CTS_LAST) != 0;
+    }
+    return last;
+}
+
+void weft__ibv_sends_fail(struct wib_ctx *ctx, int peer, weft_result_t status, int departed)
 {
     struct wib_peer *p = &ctx->peers[peer];
-    struct tp_req *t;
+    struct wib_swin **pp = &p->sw_head, *prev = NULL;
+    struct tp_req *t, *next;
 
-    while (p->sw_head) {
-        struct wib_swin *w = p->sw_head;
+    /* Windows of sends that cannot finish leave the list: freed, or, with
+     * writes still posted, orphaned until those complete. */
+    while (*pp) {
+        struct wib_swin *w = *pp;
 
-        p->sw_head = w->next;
-        free(w);
+        if (!w->orphan && send_finishes(p, w->r, departed)) {
+            prev = w;
+            pp = &w->next;
+            continue;
+        }
+        *pp = w->next;
+        if (w->outstanding == 0) {
+            free(w);
+        } else {
+            w->orphan = 1;
+            w->r = NULL;
+            w->next = NULL;
+        }
     }
-    p->sw_tail = NULL;
+    p->sw_tail = prev;
     while ((t = p->sq.head)) {
         weft__tp_queue_remove(&p->sq, t);
         weft__ibv_mem_done(ctx, ((struct wib_req *)t)->sreg, ((struct wib_req *)t)->own_sreg);
         ((struct wib_req *)t)->sreg = NULL;
         weft__tp_req_complete(t, status);
     }
-    while ((t = p->rts.head))
-        send_done(ctx, p, (struct wib_req *)t, status);
+    for (t = p->rts.head; t; t = next) {
+        struct wib_req *r = (struct wib_req *)t;
+        int kept = 0;
+
+        next = t->qnext;
+        for (struct wib_swin *w = p->sw_head; w; w = w->next)
+            kept |= w->r == r;
+        if (!kept)
+            send_done(ctx, p, r, status);
+    }
 }

@@ -61,7 +61,7 @@ weft_result_t weft__ibv_ud_setup(struct wib_ctx *ctx)
     ctx->ud_mr = weft__ibv_reg_mr(&ctx->fns, d->pd, ctx->ud_mem, bytes, IBV_ACCESS_LOCAL_WRITE);
     if (!ctx->ud_mr)
         goto err_sys;
-    ctx->ud.cqi = weft__ibv_cq_reserve(ctx, r0->devi, 2 * WIB_UD_SLOTS);
+    ctx->ud.cqi = weft__ibv_cq_reserve(ctx, r0->devi, 2 * WIB_UD_SLOTS, -1);
     if (ctx->ud.cqi < 0)
         return WEFT_ERR_SYSTEM;
     memset(&ia, 0, sizeof(ia));
