@@ -90,8 +90,11 @@ void weft__wireup_init(weft__wireup_t *wire, int rank, int size, const char *mas
 
 struct addr_entry {
     char name[WEFT__PLUGIN_NAME_MAX];
-    const unsigned char *addr;
+    const unsigned char *addr;          /* buf */
     size_t len;
+    /* Records pack addresses at any offset; a plugin may read its own as
+     * a struct, so it gets an aligned copy. */
+    _Alignas(16) unsigned char buf[WEFT_TRANSPORT_ADDR_MAX];
 };
 
 struct addr_record {
@@ -185,7 +188,8 @@ static weft_result_t record_parse(int rank, const unsigned char *buf, size_t len
         e->len = get_u32(p + WEFT__PLUGIN_NAME_MAX);
         if (e->len > WEFT_TRANSPORT_ADDR_MAX || (size_t)(end - p) < ENTRY_HEADER + e->len)
             goto err_bad;
-        e->addr = p + ENTRY_HEADER;
+        memcpy(e->buf, p + ENTRY_HEADER, e->len);
+        e->addr = e->buf;
         p += ENTRY_HEADER + e->len;
     }
     return WEFT_SUCCESS;

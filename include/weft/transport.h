@@ -40,7 +40,9 @@
  *      inside progress(), as may accepting the peer's side: a transport is
  *      connection-less to the core (like a libfabric FI_EP_RDM endpoint).
  *      connect is called for every peer the core routes through this
- *      transport, possibly including the rank itself.
+ *      transport, possibly including the rank itself. peer_addr, in reach
+ *      and connect, is aligned to 16 bytes and valid during the call only:
+ *      a transport copies what it keeps.
  *   6. isend / irecv / improbe / imrecv / put, test, cancel, progress: data
  *      movement, see below.
  *   7. disconnect(ctx, peer): pending operations with peer complete with
