@@ -166,7 +166,8 @@ int sw_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr
         struct sw_rwqe *r = sw_seg_rwqe(sw.seg, qp->slot, s->rq_tail % s->rq_cap);
         r->wr_id = wr->wr_id;
         r->num_sge = (uint32_t)wr->num_sge;
-        memcpy(r->sge, wr->sg_list, sizeof(struct ibv_sge) * (size_t)wr->num_sge);
+        if (wr->num_sge)        /* sg_list may be NULL then */
+            memcpy(r->sge, wr->sg_list, sizeof(struct ibv_sge) * (size_t)wr->num_sge);
         sw_mr_use(r->sge, r->num_sge, 1);
         s->rq_tail++;
     }
