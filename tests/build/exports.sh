@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # libweft.so exports only the weft_* API under the WEFT_1.0 version node and
 # needs no library beyond libc, libdl, pthreads, hwloc (and PMIx when built
-# with it); each plugin exports only its weft_transport_vN entry point,
-# links no libibverbs and needs no symbol of libweft or libibverbs.
+# with it) and carries none of plugins/cuda-common; each plugin exports
+# only its weft_transport_vN entry point, links neither libibverbs nor
+# libcuda and needs no symbol of libweft, libibverbs or libcuda.
 set -u
 top=${abs_top_builddir:?}
 fail=0
@@ -31,6 +32,12 @@ if [ -n "$internal" ]; then
 fi
 count=$(printf '%s\n' "$exported" | grep -c '^weft_')
 [ "$count" -gt 0 ] || { echo "FAIL: libweft.so exports no weft_ symbol"; fail=1; }
+# The GPU transports' CUDA helper (libcudadrv) is for them alone: its
+# hidden symbols would still show in the full symbol table.
+cudrv=$(nm "$lib" 2>/dev/null | awk '{print $NF}' | grep '^weft__cudrv_' || true)
+if [ -n "$cudrv" ]; then
+    echo "FAIL: libweft.so carries plugins/cuda-common:"; printf '  %s\n' $cudrv; fail=1
+fi
 nm -D --defined-only "$lib" | grep -q 'weft_init@@WEFT_1.0' ||
     { echo "FAIL: weft_init is not versioned WEFT_1.0"; fail=1; }
 
@@ -45,9 +52,13 @@ for so in "$top"/plugins/*/.libs/weft-*.so; do
     if readelf -d "$so" | grep -q 'NEEDED.*libibverbs'; then
         echo "FAIL: $(basename "$so") links libibverbs"; fail=1
     fi
-    # A plugin does not link libweft: a weft_ or ibv_ symbol it leaves
+    # The GPU transports open libcuda the same way (plugins/cuda-common).
+    if readelf -d "$so" | grep -q 'NEEDED.*libcuda'; then
+        echo "FAIL: $(basename "$so") links libcuda"; fail=1
+    fi
+    # A plugin does not link libweft: a weft_, ibv_ or cu symbol it leaves
     # undefined makes dlopen fail.
-    undef=$(nm -D --undefined-only "$so" | awk '{print $2}' | grep -E '^(weft_|ibv_|_ibv_)' || true)
+    undef=$(nm -D --undefined-only "$so" | awk '{print $2}' | grep -E '^(weft_|ibv_|_ibv_|cu[A-Z])' || true)
     if [ -n "$undef" ]; then
         echo "FAIL: $(basename "$so") needs symbols from outside:"; printf '  %s\n' $undef; fail=1
     fi
