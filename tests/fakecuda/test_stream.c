@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -37,11 +38,16 @@ static void order_child(void)
     FCT_OK(cuMemAlloc(&d2, N));
     FCT_OK(cuMemAllocHost((void **)&h, N));
     FCT_OK(cuMemAllocHost((void **)&a, N));
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 1; i <= 20; i++)
         FCT_OK(cuMemsetD8Async(d, (unsigned char)i, N, s));
     FCT_OK(cuMemcpyDtoHAsync(h, d, N, s));
     FCT_EXPECT(cuStreamQuery(s), CUDA_ERROR_NOT_READY);
     FCT_OK(cuStreamSynchronize(s));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* 21 delays of 0..3 ms: about 31 ms, under 10 ms only if ignored */
+    FCT_TRUE((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 >= 10);
     FCT_OK(cuStreamQuery(s));
     FCT_TRUE(h[0] == 20 && h[N - 1] == 20);
     /* a chain through three copies */
@@ -171,6 +177,11 @@ static void memops_child(void)
     FCT_EXPECT(cuStreamQuery(s), CUDA_ERROR_NOT_READY);
     __atomic_store_n(w, 0x80000001u, __ATOMIC_SEQ_CST);
     FCT_OK(cuStreamSynchronize(s));
+    /* cyclic: 1 is "after" 0xfffffff0, though smaller */
+    *w = 1;
+    FCT_OK(cuStreamWaitValue32(s, DEV(w), 0xfffffff0u, CU_STREAM_WAIT_VALUE_GEQ));
+    usleep(10000);
+    FCT_OK(cuStreamQuery(s));
     *w = 0x0f;
     FCT_OK(cuStreamWaitValue32(s, DEV(w), 0xf0, CU_STREAM_WAIT_VALUE_AND));
     usleep(10000);
