@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fakecuda.h: the CUDA driver test double's own objects, shared by its
+ * files (fakecuda.c says what the double is). Every exported cu* name is
+ * declared by cuda.h; the structs behind CUcontext, CUstream and CUevent,
+ * which cuda.h leaves opaque, are defined here.
+ *
+ * Locking: fc.lock guards the allocation lists, the devices' arenas and
+ * the contexts' stream lists; a stream's own lock guards its queue and
+ * counters. fc.lock is never taken while a stream lock is held.
+ */
+#ifndef FAKECUDA_H
+#define FAKECUDA_H
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define FC_API __attribute__((visibility("default")))
+
+/* The driver version the double claims: the toolkit's cuda.h is 13.0. */
+#define FC_DRIVER_VERSION 13000
+#define FC_MAX_DEVICES 16
+
+/* One allocation the double knows: device memory (its own or an imported
+ * IPC mapping) or page-locked host memory (allocated or registered). */
+enum fc_kind { FC_DEVICE, FC_IPC_IMPORT, FC_HOST_ALLOC, FC_HOST_REGISTERED };
+
+struct fc_alloc {
+    struct fc_alloc *next;
+    enum fc_kind kind;
+    uintptr_t base;             /* the address the program sees */
+    size_t size;                /* as asked */
+    size_t span;                /* rounded to pages: what is reserved */
+    char *alias;                /* where the double reads and writes it */
+    int fd;                     /* memfd of device memory, else -1 */
+    int dev;
+    struct CUctx_st *ctx;
+    unsigned long long buffer_id;
+    /* IPC: the handle an import came from, and how often it was opened */
+    pid_t ipc_pid;
+    int ipc_fd;
+    unsigned long long ipc_buffer_id;
+    int ipc_refs;
+};
+
+struct CUctx_st {
+    uint32_t magic;
+    int dev;
+    int retained;               /* primary context references */
+    struct CUstream_st *legacy; /* the NULL stream, made on first use */
+    struct CUstream_st *streams;
+};
+
+enum fc_op_kind { FC_OP_NOP, FC_OP_COPY, FC_OP_SET8, FC_OP_WRITE32, FC_OP_WAIT32 };
+
+/* A dependency: the op waits until STREAM has completed SEQ ops. */
+struct fc_dep {
+    struct CUstream_st *stream;
+    uint64_t seq;
+};
+
+struct fc_op {
+    struct fc_op *next;
+    enum fc_op_kind kind;
+    void *dst;
+    const void *src;
+    size_t n;
+    uint32_t value;
+    unsigned flags;
+    int ndeps;
+    struct fc_dep *deps;
+};
+
+struct CUstream_st {
+    uint32_t magic;
+    struct CUctx_st *ctx;
+    struct CUstream_st *next;   /* in ctx->streams */
+    unsigned flags;
+    bool legacy;
+    pthread_t thread;
+    pthread_mutex_t lock;       /* guards everything below */
+    pthread_cond_t cond;        /* work queued, work done, stop */
+    struct fc_op *head, *tail;
+    uint64_t queued, done;      /* ops ever queued and completed */
+    bool destroyed;
+    unsigned seed;              /* for WEFT_FAKECUDA_DELAY_US */
+};
+
+struct CUevent_st {
+    uint32_t magic;
+    unsigned flags;
+    struct CUstream_st *stream; /* NULL until recorded */
+    uint64_t seq;
+};
+
+#define FC_MAGIC_CTX 0xC0C7C0C7u
+#define FC_MAGIC_STREAM 0x57AE4A11u
+#define FC_MAGIC_EVENT 0xE7E47E47u
+#define FC_MAGIC_DEAD 0xDEADDEADu
+
+struct fc_device {
+    struct CUctx_st primary;
+    uintptr_t arena;            /* reserved, never readable */
+    size_t arena_size, arena_top;
+    struct fc_hole *holes;      /* freed ranges, last freed first */
+};
+
+struct fc_hole {
+    struct fc_hole *next;
+    uintptr_t addr;
+    size_t size;
+};
+
+struct fc_state {
+    bool initialized;           /* cuInit succeeded */
+    int ndevices;
+    unsigned delay_us;
+    pthread_mutex_t lock;
+    struct fc_device dev[FC_MAX_DEVICES];
+    struct fc_alloc *allocs;
+    unsigned long long next_buffer_id;
+    /* fault switches (fault.c) */
+    bool no_vmm, no_memops, no_ipc;
+};
+
+extern struct fc_state fc;
+
+/* fakecuda.c */
+void fc_setup(void);
+CUresult fc_ready(void);           /* NOT_INITIALIZED before cuInit */
+CUresult fc_ctx_ready(struct CUctx_st **ctx);   /* and a current context */
+void fc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* context.c */
+struct CUctx_st *fc_current(void);
+
+/* fault.c: parses WEFT_FAKECUDA_FAULTS; fc_fault(name) is the error the
+ * Nth call of NAME is to fail with, or CUDA_SUCCESS. */
+void fc_fault_setup(void);
+CUresult fc_fault(const char *name);
+/* Opens each exported function: its injected fault, if any. */
+#define FC_FAULT(name) \
+    do { \
+        CUresult fc_f_ = fc_fault(name); \
+        if (fc_f_ != CUDA_SUCCESS) \
+            return fc_f_; \
+    } while (0)
+
+/* memory.c; callers hold fc.lock for fc_find and while using its result */
+struct fc_alloc *fc_find(uintptr_t addr);
+CUresult fc_reserve(int dev, size_t span, uintptr_t *addr);
+void fc_unreserve(int dev, uintptr_t addr, size_t span);
+size_t fc_round(size_t n);
+/* Takes the allocation of KIND based at ADDR off the list; NULL if none. */
+struct fc_alloc *fc_unlink(uintptr_t addr, enum fc_kind kind);
+/* Unmaps an unlinked device allocation and gives its addresses back. */
+void fc_release(struct fc_alloc *a);
+/* Where the double reads or writes N bytes at ADDR: device memory
+ * through its alias, host memory as it is. FC_ON_DEVICE wants one device
+ * allocation (own or imported) holding all N bytes; FC_ON_HOST wants
+ * host memory, known or not; FC_KNOWN any allocation the double made or
+ * recorded (what memops take); FC_ANY any of these. NULL otherwise. */
+enum fc_where { FC_ANY, FC_ON_DEVICE, FC_ON_HOST, FC_KNOWN };
+void *fc_resolve(uintptr_t addr, size_t n, enum fc_where where);
+
+/* stream.c */
+CUresult fc_stream_get(CUstream h, struct CUctx_st *ctx, struct CUstream_st **s);
+CUresult fc_enqueue(struct CUstream_st *s, const struct fc_op *op, uint64_t *seq);
+void fc_stream_wait(struct CUstream_st *s, uint64_t seq);
+uint64_t fc_stream_done(struct CUstream_st *s);
+
+#endif
