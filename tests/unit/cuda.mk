@@ -7,7 +7,7 @@
 # The fake is for the loader only; the CUDA test double lives elsewhere.
 if WEFT_HAVE_CUDA
 WEFT_CUDRV_UNIT_TESTS = tests/unit/test_cudrv_sym tests/unit/test_cudrv_open \
-	tests/unit/test_cudrv_dev tests/unit/test_cudrv_ptr
+	tests/unit/test_cudrv_dev tests/unit/test_cudrv_ptr tests/unit/test_cudrv_fakecuda
 WEFT_UNIT_TESTS += $(WEFT_CUDRV_UNIT_TESTS)
 WEFT_CUDRV_UNIT_CPPFLAGS = $(WEFT_UNIT_CPPFLAGS) $(CUDA_CFLAGS) \
 	-DWEFT_TEST_CUDA_STUB='"$(WEFT_CUDA_DIR)/lib64/stubs/libcuda.so"'
@@ -32,6 +32,12 @@ tests_unit_test_cudrv_ptr_CPPFLAGS = $(WEFT_CUDRV_UNIT_CPPFLAGS)
 tests_unit_test_cudrv_ptr_CFLAGS = $(WEFT_UNIT_CFLAGS)
 tests_unit_test_cudrv_ptr_LDADD = $(WEFT_CUDRV_UNIT_LDADD)
 EXTRA_tests_unit_test_cudrv_ptr_DEPENDENCIES = $(WEFT_CUDRV_FAKES)
+# The access helper against weft's CUDA test double (tests/fakecuda).
+tests_unit_test_cudrv_fakecuda_SOURCES = tests/unit/test_cudrv_fakecuda.c
+tests_unit_test_cudrv_fakecuda_CPPFLAGS = $(WEFT_CUDRV_UNIT_CPPFLAGS)
+tests_unit_test_cudrv_fakecuda_CFLAGS = $(WEFT_UNIT_CFLAGS)
+tests_unit_test_cudrv_fakecuda_LDADD = $(WEFT_CUDRV_UNIT_LDADD)
+EXTRA_tests_unit_test_cudrv_fakecuda_DEPENDENCIES = tests/fakecuda/libfakecuda.la
 
 # The fake libcuda: -rpath makes libtool build shared modules that are
 # never installed.
