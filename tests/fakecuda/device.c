@@ -3,7 +3,7 @@
  * device.c: the devices: count, name, UUID, PCI address, memory size and
  * attributes. They describe a Hopper-class part (compute capability 9.0)
  * with unified addressing, page-locked host memory that devices can
- * map, legacy IPC, stream memory operations and VMM, less what
+ * map, legacy IPC, stream memory operations, VMM and dma-buf, less what
  * WEFT_FAKECUDA_FAULTS takes away. An attribute the list below does not
  * name is 0; one outside the enum is CUDA_ERROR_INVALID_VALUE.
  */
@@ -147,6 +147,7 @@ FC_API CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevic
     case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED:
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
         v = 1;
         break;
     case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: v = 2; break;

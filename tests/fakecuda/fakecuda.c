@@ -8,7 +8,9 @@
  * driver API reference gives them: entry points by cuGetProcAddress at
  * the versions the driver has them, devices, primary contexts, device
  * memory the host cannot read, pointer attributes, legacy IPC between
- * processes, streams, events and stream memory operations. It is never
+ * processes, virtual memory management and its POSIX fd handles, dma-buf
+ * descriptors, streams, events (interprocess ones too) and stream memory
+ * operations. It is never
  * installed and nothing links it but its own tests: a program gets it by
  * asking, WEFT_CUDA_DRIVER=$builddir/tests/fakecuda/.libs/libfakecuda.so,
  * and weft refuses it unless WEFT_CUDA_ALLOW_TEST_DRIVER=1: the library
@@ -30,7 +32,19 @@
  *
  * IPC. A CUipcMemHandle names the exporter's pid, the memfd's descriptor
  * and the buffer id; the importer opens /proc/PID/fd/FD and checks that
- * the link still names that buffer's memfd (ipc.c).
+ * the link still names that buffer's memfd (ipc.c). Interprocess events
+ * keep their state in a memfd page every process maps, named the same
+ * way (ipc_event.c).
+ *
+ * VMM. cuMemCreate makes a memfd with no address (vmm_phys.c); an
+ * address reservation is arena space, and cuMemMap maps the memfd there
+ * as cuMemAlloc maps its own, inaccessible until cuMemSetAccess
+ * (vmm_map.c). A POSIX fd export is a new descriptor of the memfd, which
+ * a process passes to another over a Unix socket.
+ *
+ * dma-buf. cuMemGetHandleForAddressRange gives a new descriptor of the
+ * allocation's memfd, for a range that starts at the allocation; the
+ * software RDMA device (tests/swrdma) registers it (dmabuf.c).
  *
  * Streams. Each stream is a worker thread that runs its operations in
  * order (stream.c); events mark a point in a stream (event.c); memops
@@ -41,9 +55,8 @@
  * Nth call of NAME fail; novmm, nomemops and noipc take those features
  * away.
  *
- * What it is not: no kernels, modules, graphs, managed memory, VMM
- * (cuMemCreate and friends), memory pools, peer access or IPC events;
- * per-thread default streams are refused. A forked child must exec
+ * What it is not: no kernels, modules, graphs, managed memory, memory
+ * pools or peer access; per-thread default streams are refused. A forked child must exec
  * before it uses the double (as with the real driver).
  *
  * This file: the library's state, its banner, cuInit and the version.

@@ -25,9 +25,33 @@
 #define FC_DRIVER_VERSION 13000
 #define FC_MAX_DEVICES 16
 
-/* One allocation the double knows: device memory (its own or an imported
- * IPC mapping) or page-locked host memory (allocated or registered). */
-enum fc_kind { FC_DEVICE, FC_IPC_IMPORT, FC_HOST_ALLOC, FC_HOST_REGISTERED };
+/* One allocation the double knows: device memory (its own, an imported
+ * IPC mapping, or a VMM mapping of a physical allocation) or page-locked
+ * host memory (allocated or registered). */
+enum fc_kind { FC_DEVICE, FC_IPC_IMPORT, FC_VMM, FC_HOST_ALLOC, FC_HOST_REGISTERED };
+
+/* A VMM physical allocation (cuMemCreate, cuMemImportFromShareableHandle):
+ * a memfd with no address of its own. Its CUmemGenericAllocationHandle is
+ * the struct's address. HANDLES counts the handle's references (the
+ * first, and one per cuMemRetainAllocationHandle, each to be given back
+ * by cuMemRelease), MAPS the mappings; the handle is valid while HANDLES
+ * is not zero, and the memory lives until both are. */
+struct fc_phys {
+    struct fc_phys *next;
+    int fd;
+    size_t size;
+    int dev;
+    unsigned long long types;   /* CUmemAllocationHandleType bits requested */
+    int handles, maps;
+};
+
+/* An address range of cuMemAddressReserve, in device 0's arena: the VMM
+ * address space is the process's, not a device's. */
+struct fc_resv {
+    struct fc_resv *next;
+    uintptr_t base;
+    size_t size;
+};
 
 struct fc_alloc {
     struct fc_alloc *next;
@@ -45,6 +69,10 @@ struct fc_alloc {
     int ipc_fd;
     unsigned long long ipc_buffer_id;
     int ipc_refs;
+    /* VMM: the physical allocation mapped, and whether cuMemSetAccess has
+     * made the mapping readable and writable (mappings start with none) */
+    struct fc_phys *phys;
+    bool accessible;
 };
 
 struct CUctx_st {
@@ -90,11 +118,24 @@ struct CUstream_st {
     unsigned seed;              /* for WEFT_FAKECUDA_DELAY_US */
 };
 
+/* An interprocess event's state, in a memfd page every process that has
+ * the event maps: how many times it was recorded, and which record last
+ * completed (both count up, compared cyclically). */
+struct fc_event_word {
+    uint32_t recorded;
+    uint32_t completed;
+};
+
 struct CUevent_st {
     uint32_t magic;
     unsigned flags;
     struct CUstream_st *stream; /* NULL until recorded */
     uint64_t seq;
+    /* CU_EVENT_INTERPROCESS: the shared state, its memfd (-1 in an
+     * importer, which needs none) and id */
+    struct fc_event_word *word;
+    int word_fd;
+    unsigned long long word_id;
 };
 
 #define FC_MAGIC_CTX 0xC0C7C0C7u
@@ -123,6 +164,8 @@ struct fc_state {
     struct fc_device dev[FC_MAX_DEVICES];
     struct fc_alloc *allocs;
     unsigned long long next_buffer_id;
+    struct fc_phys *phys;       /* VMM physical allocations */
+    struct fc_resv *resvs;      /* VMM address reservations */
     /* fault switches (fault.c) */
     bool no_vmm, no_memops, no_ipc;
 };
@@ -166,6 +209,15 @@ void fc_release(struct fc_alloc *a);
  * recorded (what memops take); FC_ANY any of these. NULL otherwise. */
 enum fc_where { FC_ANY, FC_ON_DEVICE, FC_ON_HOST, FC_KNOWN };
 void *fc_resolve(uintptr_t addr, size_t n, enum fc_where where);
+
+/* vmm_phys.c; called with fc.lock held */
+struct fc_phys *fc_phys_find(CUmemGenericAllocationHandle h);  /* NULL if released */
+void fc_phys_put(struct fc_phys *p);    /* frees it once unreferenced and unmapped */
+#define FC_VMM_GRANULARITY ((size_t)2 << 20)    /* as the driver reports on x86 GPUs */
+
+/* ipc_event.c: an interprocess event's shared word, made by cuEventCreate */
+CUresult fc_event_word_new(struct CUevent_st *e);
+void fc_event_word_free(struct CUevent_st *e);
 
 /* stream.c */
 CUresult fc_stream_get(CUstream h, struct CUctx_st *ctx, struct CUstream_st **s);

@@ -7,11 +7,13 @@
  *                          ERROR, a CUresult number or name (default
  *                          CUDA_ERROR_UNKNOWN); later calls succeed again
  *     novmm      the devices say they have no virtual memory management
- *                and cannot export POSIX file descriptors
+ *                and cannot export POSIX file descriptors, and the VMM
+ *                calls fail CUDA_ERROR_NOT_SUPPORTED
  *     nomemops   no stream memory operations: the attributes say so and
  *                cuStreamWriteValue32/WaitValue32 fail CUDA_ERROR_NOT_SUPPORTED
  *     noipc      no legacy IPC: the attributes say so and
- *                cuIpcGetMemHandle fails CUDA_ERROR_NOT_SUPPORTED
+ *                cuIpcGetMemHandle and cuIpcGetEventHandle fail
+ *                CUDA_ERROR_NOT_SUPPORTED
  * A word it does not know is reported on stderr and ignored. Calls are
  * counted from cuInit on (cuInit itself counts as its first call).
  */

@@ -53,8 +53,11 @@ void *fc_resolve(uintptr_t addr, size_t n, enum fc_where where)
     struct fc_alloc *a = fc_find(addr);
     void *p = NULL;
     if (a) {
-        bool on_device = a->kind == FC_DEVICE || a->kind == FC_IPC_IMPORT;
+        bool on_device = a->kind == FC_DEVICE || a->kind == FC_IPC_IMPORT || a->kind == FC_VMM;
         bool fits = a->size - (addr - a->base) >= n;
+        /* a VMM mapping without access granted faults on a GPU */
+        if (a->kind == FC_VMM && !a->accessible)
+            fits = false;
         if (fits && (where == FC_ANY || where == FC_KNOWN ||
                      (where == FC_ON_DEVICE) == on_device))
             p = a->alias + (addr - a->base);
@@ -223,7 +226,7 @@ FC_API CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdev
         return r;
     pthread_mutex_lock(&fc.lock);
     struct fc_alloc *a = fc_find(dptr);
-    if (a && (a->kind == FC_DEVICE || a->kind == FC_IPC_IMPORT)) {
+    if (a && (a->kind == FC_DEVICE || a->kind == FC_IPC_IMPORT || a->kind == FC_VMM)) {
         if (pbase)
             *pbase = a->base;
         if (psize)
@@ -247,7 +250,8 @@ FC_API CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
     pthread_mutex_lock(&fc.lock);
     size_t used = 0;
     for (struct fc_alloc *a = fc.allocs; a; a = a->next)
-        if ((a->kind == FC_DEVICE || a->kind == FC_IPC_IMPORT) && a->dev == ctx->dev)
+        if ((a->kind == FC_DEVICE || a->kind == FC_IPC_IMPORT || a->kind == FC_VMM) &&
+            a->dev == ctx->dev)
             used += a->span;
     *total = fc.dev[ctx->dev].arena_size;
     *free_bytes = *total - used;

@@ -6,7 +6,10 @@
  * know, while cuPointerGetAttributes succeeds and leaves every attribute
  * at its null value (zero: memory type 0, context NULL, ...). Legacy
  * allocations (cuMemAlloc) cannot be exported with
- * cuMemExportToShareableHandle, so ALLOWED_HANDLE_TYPES is 0 for them.
+ * cuMemExportToShareableHandle, so ALLOWED_HANDLE_TYPES is 0 for them;
+ * for a VMM mapping it is the requestedHandleTypes of its cuMemCreate.
+ * A VMM mapping was allocated in no context (CONTEXT is NULL) and is not
+ * legacy-IPC capable; its range is the mapping's.
  * An attribute the double does not emulate is CUDA_ERROR_NOT_SUPPORTED.
  */
 #include "config.h"
@@ -21,7 +24,7 @@
 static CUresult attribute(struct fc_alloc *a, CUpointer_attribute attr, void *data, uintptr_t ptr,
                           bool many)
 {
-    bool dev = a && (a->kind == FC_DEVICE || a->kind == FC_IPC_IMPORT);
+    bool dev = a && (a->kind == FC_DEVICE || a->kind == FC_IPC_IMPORT || a->kind == FC_VMM);
     switch (attr) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
         *(CUcontext *)data = a ? a->ctx : NULL;
@@ -61,7 +64,7 @@ static CUresult attribute(struct fc_alloc *a, CUpointer_attribute attr, void *da
         *(unsigned int *)data = a != NULL;
         break;
     case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
-        *(unsigned long long *)data = 0;
+        *(unsigned long long *)data = a && a->kind == FC_VMM ? a->phys->types : 0;
         break;
     default:
         return CUDA_ERROR_NOT_SUPPORTED;
