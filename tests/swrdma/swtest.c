@@ -111,6 +111,31 @@ void swt_close(struct swt_dev *d)
     memset(d, 0, sizeof(*d));
 }
 
+int swt_bufs_open(struct swt_dev *d, size_t bytes, struct swt_bufs *f)
+{
+    memset(f, 0, sizeof(*f));
+    if (swt_open(d))
+        return -1;
+    f->cq_a = ibv_create_cq(d->ctx, 255, NULL, NULL, 0);
+    f->cq_b = ibv_create_cq(d->ctx, 255, NULL, NULL, 0);
+    f->buf_a = aligned_alloc(4096, bytes);
+    f->buf_b = aligned_alloc(4096, bytes);
+    f->mr_a = ibv_reg_mr(d->pd, f->buf_a, bytes, SWT_ACCESS_ALL);
+    f->mr_b = ibv_reg_mr(d->pd, f->buf_b, bytes, SWT_ACCESS_ALL);
+    return f->cq_a && f->cq_b && f->mr_a && f->mr_b ? 0 : -1;
+}
+
+void swt_bufs_close(struct swt_dev *d, struct swt_bufs *f)
+{
+    ibv_dereg_mr(f->mr_a);
+    ibv_dereg_mr(f->mr_b);
+    ibv_destroy_cq(f->cq_a);
+    ibv_destroy_cq(f->cq_b);
+    free(f->buf_a);
+    free(f->buf_b);
+    swt_close(d);
+}
+
 struct swt_conn swt_conn_default(void)
 {
     struct swt_conn c = {

@@ -49,6 +49,15 @@ int swt_check_count(const char *needle);
 
 int swt_open(struct swt_dev *d);
 void swt_close(struct swt_dev *d);
+/* What most tests start from: an open device with two CQs of 255 entries
+ * and two page-aligned buffers of bytes, registered with every access. */
+struct swt_bufs {
+    struct ibv_cq *cq_a, *cq_b;
+    char *buf_a, *buf_b;
+    struct ibv_mr *mr_a, *mr_b;
+};
+int swt_bufs_open(struct swt_dev *d, size_t bytes, struct swt_bufs *f);
+void swt_bufs_close(struct swt_dev *d, struct swt_bufs *f);
 struct swt_conn swt_conn_default(void);
 struct ibv_qp *swt_qp(struct swt_dev *d, struct ibv_cq *scq, struct ibv_cq *rcq, uint32_t wr,
                       uint32_t sge, uint32_t inl);

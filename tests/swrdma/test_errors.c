@@ -39,33 +39,17 @@
 #define BUF 65536
 
 static struct swt_dev d;
-static struct ibv_cq *cq_a, *cq_b;
 static struct ibv_qp *a, *b;
-static char *buf_a, *buf_b;
-static struct ibv_mr *mr_a, *mr_b;
+static struct swt_bufs f;
 
 static int setup(void **state)
 {
-    if (swt_open(&d))
-        return -1;
-    cq_a = ibv_create_cq(d.ctx, 255, NULL, NULL, 0);
-    cq_b = ibv_create_cq(d.ctx, 255, NULL, NULL, 0);
-    buf_a = aligned_alloc(4096, BUF);
-    buf_b = aligned_alloc(4096, BUF);
-    mr_a = ibv_reg_mr(d.pd, buf_a, BUF, SWT_ACCESS_ALL);
-    mr_b = ibv_reg_mr(d.pd, buf_b, BUF, SWT_ACCESS_ALL);
-    return cq_a && cq_b && mr_a && mr_b ? 0 : -1;
+    return swt_bufs_open(&d, BUF, &f);
 }
 
 static int teardown(void **state)
 {
-    ibv_dereg_mr(mr_a);
-    ibv_dereg_mr(mr_b);
-    ibv_destroy_cq(cq_a);
-    ibv_destroy_cq(cq_b);
-    free(buf_a);
-    free(buf_b);
-    swt_close(&d);
+    swt_bufs_close(&d, &f);
     return 0;
 }
 
@@ -99,8 +83,8 @@ static void unpair(void)
     if (b)
         ibv_destroy_qp(b);
     a = b = NULL;
-    drain(cq_a);
-    drain(cq_b);
+    drain(f.cq_a);
+    drain(f.cq_b);
     events(IBV_EVENT_COMM_EST, NULL, 0);
 }
 
@@ -108,8 +92,8 @@ static void unpair(void)
 static void pair_with(const struct swt_conn *ca, const struct swt_conn *cb)
 {
     unpair();
-    a = swt_qp(&d, cq_a, cq_a, 8, 2, 0);
-    b = swt_qp(&d, cq_b, cq_b, 8, 2, 0);
+    a = swt_qp(&d, f.cq_a, f.cq_a, 8, 2, 0);
+    b = swt_qp(&d, f.cq_b, f.cq_b, 8, 2, 0);
     assert_non_null(a);
     assert_non_null(b);
     struct swt_addr aa, ba;
@@ -137,7 +121,7 @@ static enum ibv_wc_status one(enum ibv_wr_opcode op, void *local, uint32_t len, 
 {
     assert_int_equal(swt_send(a, op, 42, local, len, lkey, IBV_SEND_SIGNALED, raddr, rkey, 0), 0);
     struct ibv_wc wc;
-    assert_int_equal(swt_poll(cq_a, &wc, 1, 5000), 1);
+    assert_int_equal(swt_poll(f.cq_a, &wc, 1, 5000), 1);
     assert_int_equal(wc.wr_id, 42);
     assert_int_equal(wc.qp_num, a->qp_num);
     return wc.status;
@@ -146,32 +130,32 @@ static enum ibv_wc_status one(enum ibv_wr_opcode op, void *local, uint32_t len, 
 static void local_keys(void **state)
 {
     pair();
-    assert_int_equal(swt_recv(b, 1, buf_b, 64, mr_b->lkey), 0);
-    assert_int_equal(one(IBV_WR_SEND, buf_a, 8, mr_a->lkey ^ 0x100, 0, 0), IBV_WC_LOC_PROT_ERR);
+    assert_int_equal(swt_recv(b, 1, f.buf_b, 64, f.mr_b->lkey), 0);
+    assert_int_equal(one(IBV_WR_SEND, f.buf_a, 8, f.mr_a->lkey ^ 0x100, 0, 0), IBV_WC_LOC_PROT_ERR);
     assert_int_equal(swt_state(a), IBV_QPS_ERR);
     /* what follows is flushed */
-    assert_int_equal(one(IBV_WR_SEND, buf_a, 8, mr_a->lkey, 0, 0), IBV_WC_WR_FLUSH_ERR);
+    assert_int_equal(one(IBV_WR_SEND, f.buf_a, 8, f.mr_a->lkey, 0, 0), IBV_WC_WR_FLUSH_ERR);
 
     /* a key of another PD of the same process */
     struct ibv_pd *pd2 = ibv_alloc_pd(d.ctx);
-    struct ibv_mr *other = ibv_reg_mr(pd2, buf_a, 4096, SWT_ACCESS_ALL);
+    struct ibv_mr *other = ibv_reg_mr(pd2, f.buf_a, 4096, SWT_ACCESS_ALL);
     assert_non_null(other);
     pair();
-    assert_int_equal(one(IBV_WR_RDMA_WRITE, buf_a, 8, other->lkey, (uintptr_t)buf_b, mr_b->rkey),
+    assert_int_equal(one(IBV_WR_RDMA_WRITE, f.buf_a, 8, other->lkey, (uintptr_t)f.buf_b, f.mr_b->rkey),
                      IBV_WC_LOC_PROT_ERR);
     assert_int_equal(ibv_dereg_mr(other), 0);
     assert_int_equal(ibv_dealloc_pd(pd2), 0);
 
     /* past the end of the region */
     pair();
-    assert_int_equal(one(IBV_WR_RDMA_WRITE, buf_a + BUF - 4, 8, mr_a->lkey, (uintptr_t)buf_b, mr_b->rkey),
+    assert_int_equal(one(IBV_WR_RDMA_WRITE, f.buf_a + BUF - 4, 8, f.mr_a->lkey, (uintptr_t)f.buf_b, f.mr_b->rkey),
                      IBV_WC_LOC_PROT_ERR);
 
     /* a read lands in local memory: its region needs local write */
-    struct ibv_mr *ro = ibv_reg_mr(d.pd, buf_a, 4096, IBV_ACCESS_REMOTE_READ);
+    struct ibv_mr *ro = ibv_reg_mr(d.pd, f.buf_a, 4096, IBV_ACCESS_REMOTE_READ);
     assert_non_null(ro);
     pair();
-    assert_int_equal(one(IBV_WR_RDMA_READ, buf_a, 8, ro->lkey, (uintptr_t)buf_b, mr_b->rkey),
+    assert_int_equal(one(IBV_WR_RDMA_READ, f.buf_a, 8, ro->lkey, (uintptr_t)f.buf_b, f.mr_b->rkey),
                      IBV_WC_LOC_PROT_ERR);
     assert_int_equal(ibv_dereg_mr(ro), 0);
 }
@@ -188,49 +172,49 @@ static void expect_remote_access(enum ibv_wc_status st)
 static void remote_keys(void **state)
 {
     pair();
-    expect_remote_access(one(IBV_WR_RDMA_WRITE, buf_a, 8, mr_a->lkey, (uintptr_t)buf_b, mr_b->rkey ^ 0x100));
-    memset(buf_b, 0, 64);
+    expect_remote_access(one(IBV_WR_RDMA_WRITE, f.buf_a, 8, f.mr_a->lkey, (uintptr_t)f.buf_b, f.mr_b->rkey ^ 0x100));
+    memset(f.buf_b, 0, 64);
 
     /* a region without remote write */
-    struct ibv_mr *ro = ibv_reg_mr(d.pd, buf_b, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+    struct ibv_mr *ro = ibv_reg_mr(d.pd, f.buf_b, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
     pair();
-    memset(buf_a, 'x', 8);
-    expect_remote_access(one(IBV_WR_RDMA_WRITE, buf_a, 8, mr_a->lkey, (uintptr_t)buf_b, ro->rkey));
-    assert_int_equal(buf_b[0], 0);     /* nothing written */
+    memset(f.buf_a, 'x', 8);
+    expect_remote_access(one(IBV_WR_RDMA_WRITE, f.buf_a, 8, f.mr_a->lkey, (uintptr_t)f.buf_b, ro->rkey));
+    assert_int_equal(f.buf_b[0], 0);     /* nothing written */
     pair();
     /* ... but it may be read */
-    assert_int_equal(one(IBV_WR_RDMA_READ, buf_a, 8, mr_a->lkey, (uintptr_t)buf_b, ro->rkey), IBV_WC_SUCCESS);
+    assert_int_equal(one(IBV_WR_RDMA_READ, f.buf_a, 8, f.mr_a->lkey, (uintptr_t)f.buf_b, ro->rkey), IBV_WC_SUCCESS);
     assert_int_equal(ibv_dereg_mr(ro), 0);
 
     /* a responder QP that does not allow remote writes */
     struct swt_conn c = swt_conn_default(), cb = c;
     cb.access = IBV_ACCESS_REMOTE_READ;
     pair_with(&c, &cb);
-    expect_remote_access(one(IBV_WR_RDMA_WRITE, buf_a, 8, mr_a->lkey, (uintptr_t)buf_b, mr_b->rkey));
+    expect_remote_access(one(IBV_WR_RDMA_WRITE, f.buf_a, 8, f.mr_a->lkey, (uintptr_t)f.buf_b, f.mr_b->rkey));
     pair_with(&c, &cb);
-    assert_int_equal(one(IBV_WR_RDMA_READ, buf_a, 8, mr_a->lkey, (uintptr_t)buf_b, mr_b->rkey), IBV_WC_SUCCESS);
+    assert_int_equal(one(IBV_WR_RDMA_READ, f.buf_a, 8, f.mr_a->lkey, (uintptr_t)f.buf_b, f.mr_b->rkey), IBV_WC_SUCCESS);
 
     /* past the end of the remote region */
     pair();
-    expect_remote_access(one(IBV_WR_RDMA_WRITE, buf_a, 16, mr_a->lkey, (uintptr_t)buf_b + BUF - 8, mr_b->rkey));
+    expect_remote_access(one(IBV_WR_RDMA_WRITE, f.buf_a, 16, f.mr_a->lkey, (uintptr_t)f.buf_b + BUF - 8, f.mr_b->rkey));
 
     /* a key of another PD than the responder QP's */
     struct ibv_pd *pd2 = ibv_alloc_pd(d.ctx);
-    struct ibv_mr *other = ibv_reg_mr(pd2, buf_b, 4096, SWT_ACCESS_ALL);
+    struct ibv_mr *other = ibv_reg_mr(pd2, f.buf_b, 4096, SWT_ACCESS_ALL);
     pair();
-    expect_remote_access(one(IBV_WR_RDMA_WRITE, buf_a, 8, mr_a->lkey, (uintptr_t)buf_b, other->rkey));
+    expect_remote_access(one(IBV_WR_RDMA_WRITE, f.buf_a, 8, f.mr_a->lkey, (uintptr_t)f.buf_b, other->rkey));
     assert_int_equal(ibv_dereg_mr(other), 0);
     assert_int_equal(ibv_dealloc_pd(pd2), 0);
 
     /* a deregistered key stops working at once */
-    struct ibv_mr *gone = ibv_reg_mr(d.pd, buf_b + 8192, 4096, SWT_ACCESS_ALL);
+    struct ibv_mr *gone = ibv_reg_mr(d.pd, f.buf_b + 8192, 4096, SWT_ACCESS_ALL);
     uint32_t rkey = gone->rkey;
     pair();
-    assert_int_equal(one(IBV_WR_RDMA_WRITE, buf_a, 8, mr_a->lkey, (uintptr_t)buf_b + 8192, rkey), IBV_WC_SUCCESS);
+    assert_int_equal(one(IBV_WR_RDMA_WRITE, f.buf_a, 8, f.mr_a->lkey, (uintptr_t)f.buf_b + 8192, rkey), IBV_WC_SUCCESS);
     assert_int_equal(ibv_dereg_mr(gone), 0);
-    expect_remote_access(one(IBV_WR_RDMA_WRITE, buf_a, 8, mr_a->lkey, (uintptr_t)buf_b + 8192, rkey));
+    expect_remote_access(one(IBV_WR_RDMA_WRITE, f.buf_a, 8, f.mr_a->lkey, (uintptr_t)f.buf_b + 8192, rkey));
     /* and a key registered again at the same place is a new key */
-    gone = ibv_reg_mr(d.pd, buf_b + 8192, 4096, SWT_ACCESS_ALL);
+    gone = ibv_reg_mr(d.pd, f.buf_b + 8192, 4096, SWT_ACCESS_ALL);
     assert_int_not_equal(gone->rkey, rkey);
     assert_int_equal(ibv_dereg_mr(gone), 0);
 }
@@ -238,11 +222,11 @@ static void remote_keys(void **state)
 static void too_long(void **state)
 {
     pair();
-    assert_int_equal(swt_recv(b, 7, buf_b, 50, mr_b->lkey), 0);
-    assert_int_equal(swt_recv(b, 8, buf_b + 64, 50, mr_b->lkey), 0);
-    assert_int_equal(one(IBV_WR_SEND, buf_a, 100, mr_a->lkey, 0, 0), IBV_WC_REM_INV_REQ_ERR);
+    assert_int_equal(swt_recv(b, 7, f.buf_b, 50, f.mr_b->lkey), 0);
+    assert_int_equal(swt_recv(b, 8, f.buf_b + 64, 50, f.mr_b->lkey), 0);
+    assert_int_equal(one(IBV_WR_SEND, f.buf_a, 100, f.mr_a->lkey, 0, 0), IBV_WC_REM_INV_REQ_ERR);
     struct ibv_wc wc[2];
-    assert_int_equal(swt_poll(cq_b, wc, 2, 2000), 2);
+    assert_int_equal(swt_poll(f.cq_b, wc, 2, 2000), 2);
     assert_int_equal(wc[0].wr_id, 7);
     assert_int_equal(wc[0].status, IBV_WC_LOC_LEN_ERR);
     assert_int_equal(wc[0].qp_num, b->qp_num);
@@ -252,9 +236,9 @@ static void too_long(void **state)
     assert_int_equal(swt_state(b), IBV_QPS_ERR);
     /* bad keys in the receive: the responder's protection error */
     pair();
-    assert_int_equal(swt_recv(b, 9, buf_b, 64, mr_b->lkey ^ 0x100), 0);
-    assert_int_equal(one(IBV_WR_SEND, buf_a, 10, mr_a->lkey, 0, 0), IBV_WC_REM_OP_ERR);
-    assert_int_equal(swt_poll(cq_b, wc, 1, 2000), 1);
+    assert_int_equal(swt_recv(b, 9, f.buf_b, 64, f.mr_b->lkey ^ 0x100), 0);
+    assert_int_equal(one(IBV_WR_SEND, f.buf_a, 10, f.mr_a->lkey, 0, 0), IBV_WC_REM_OP_ERR);
+    assert_int_equal(swt_poll(f.cq_b, wc, 1, 2000), 1);
     assert_int_equal(wc[0].wr_id, 9);
     assert_int_equal(wc[0].status, IBV_WC_LOC_PROT_ERR);
 }
@@ -266,21 +250,21 @@ static void rnr(void **state)
     cb.min_rnr_timer = 14;     /* 1.28 ms, the responder's to ask for */
     pair_with(&ca, &cb);
     uint64_t t0 = swt_ms();
-    assert_int_equal(one(IBV_WR_SEND, buf_a, 8, mr_a->lkey, 0, 0), IBV_WC_RNR_RETRY_EXC_ERR);
+    assert_int_equal(one(IBV_WR_SEND, f.buf_a, 8, f.mr_a->lkey, 0, 0), IBV_WC_RNR_RETRY_EXC_ERR);
     assert_true(swt_ms() - t0 >= 2);
     assert_int_equal(swt_state(a), IBV_QPS_ERR);
     /* an immediate needs a receive too */
     pair_with(&ca, &cb);
-    assert_int_equal(one(IBV_WR_RDMA_WRITE_WITH_IMM, buf_a, 8, mr_a->lkey, (uintptr_t)buf_b, mr_b->rkey),
+    assert_int_equal(one(IBV_WR_RDMA_WRITE_WITH_IMM, f.buf_a, 8, f.mr_a->lkey, (uintptr_t)f.buf_b, f.mr_b->rkey),
                      IBV_WC_RNR_RETRY_EXC_ERR);
     /* 7: for ever, until a receive comes */
     ca.rnr_retry = 7;
     pair_with(&ca, &cb);
-    assert_int_equal(swt_send(a, IBV_WR_SEND, 5, buf_a, 8, mr_a->lkey, IBV_SEND_SIGNALED, 0, 0, 0), 0);
+    assert_int_equal(swt_send(a, IBV_WR_SEND, 5, f.buf_a, 8, f.mr_a->lkey, IBV_SEND_SIGNALED, 0, 0, 0), 0);
     struct ibv_wc wc;
-    assert_int_equal(swt_poll(cq_a, &wc, 1, 60), 0);
-    assert_int_equal(swt_recv(b, 6, buf_b, 64, mr_b->lkey), 0);
-    assert_int_equal(swt_poll(cq_a, &wc, 1, 2000), 1);
+    assert_int_equal(swt_poll(f.cq_a, &wc, 1, 60), 0);
+    assert_int_equal(swt_recv(b, 6, f.buf_b, 64, f.mr_b->lkey), 0);
+    assert_int_equal(swt_poll(f.cq_a, &wc, 1, 2000), 1);
     assert_int_equal(wc.status, IBV_WC_SUCCESS);
 }
 
@@ -292,13 +276,13 @@ static void no_answer(void **state)
     c.retry_cnt = 2;
     /* an unknown QP number */
     unpair();
-    a = swt_qp(&d, cq_a, cq_a, 8, 2, 0);
+    a = swt_qp(&d, f.cq_a, f.cq_a, 8, 2, 0);
     struct swt_addr to;
     swt_addr_of(&d, a, 1, &to);
     to.qpn = 0xabcdef;
     assert_int_equal(swt_connect(&d, a, 1, &to, &c), 0);
     uint64_t t0 = swt_ms();
-    assert_int_equal(one(IBV_WR_RDMA_WRITE, buf_a, 8, mr_a->lkey, (uintptr_t)buf_b, mr_b->rkey),
+    assert_int_equal(one(IBV_WR_RDMA_WRITE, f.buf_a, 8, f.mr_a->lkey, (uintptr_t)f.buf_b, f.mr_b->rkey),
                      IBV_WC_RETRY_EXC_ERR);
     uint64_t took = swt_ms() - t0;
     assert_true(took >= 12);
@@ -307,8 +291,8 @@ static void no_answer(void **state)
 
     /* a GID nobody has */
     unpair();
-    a = swt_qp(&d, cq_a, cq_a, 8, 2, 0);
-    b = swt_qp(&d, cq_b, cq_b, 8, 2, 0);
+    a = swt_qp(&d, f.cq_a, f.cq_a, 8, 2, 0);
+    b = swt_qp(&d, f.cq_b, f.cq_b, 8, 2, 0);
     swt_addr_of(&d, b, 1, &to);
     memset(to.gid.raw, 0, 16);
     to.gid.raw[10] = to.gid.raw[11] = 0xff;
@@ -316,48 +300,48 @@ static void no_answer(void **state)
     to.gid.raw[14] = 113;
     to.gid.raw[15] = 9;
     assert_int_equal(swt_connect(&d, a, 1, &to, &c), 0);
-    assert_int_equal(one(IBV_WR_RDMA_WRITE, buf_a, 8, mr_a->lkey, (uintptr_t)buf_b, mr_b->rkey),
+    assert_int_equal(one(IBV_WR_RDMA_WRITE, f.buf_a, 8, f.mr_a->lkey, (uintptr_t)f.buf_b, f.mr_b->rkey),
                      IBV_WC_RETRY_EXC_ERR);
 
     /* the responder expects another PSN: nothing is executed */
     unpair();
-    a = swt_qp(&d, cq_a, cq_a, 8, 2, 0);
-    b = swt_qp(&d, cq_b, cq_b, 8, 2, 0);
+    a = swt_qp(&d, f.cq_a, f.cq_a, 8, 2, 0);
+    b = swt_qp(&d, f.cq_b, f.cq_b, 8, 2, 0);
     struct swt_addr aa, ba;
     swt_addr_of(&d, a, 100, &aa);
     swt_addr_of(&d, b, 200, &ba);
     aa.psn = 101;
     assert_int_equal(swt_connect(&d, a, 100, &ba, &c), 0);
     assert_int_equal(swt_connect(&d, b, 200, &aa, &c), 0);
-    memset(buf_b, 0, 16);
-    memset(buf_a, 'p', 16);
-    assert_int_equal(one(IBV_WR_RDMA_WRITE, buf_a, 16, mr_a->lkey, (uintptr_t)buf_b, mr_b->rkey),
+    memset(f.buf_b, 0, 16);
+    memset(f.buf_a, 'p', 16);
+    assert_int_equal(one(IBV_WR_RDMA_WRITE, f.buf_a, 16, f.mr_a->lkey, (uintptr_t)f.buf_b, f.mr_b->rkey),
                      IBV_WC_RETRY_EXC_ERR);
-    assert_int_equal(buf_b[0], 0);
+    assert_int_equal(f.buf_b[0], 0);
 
     /* a responder still in Init drops what comes */
     unpair();
-    a = swt_qp(&d, cq_a, cq_a, 8, 2, 0);
-    b = swt_qp(&d, cq_b, cq_b, 8, 2, 0);
+    a = swt_qp(&d, f.cq_a, f.cq_a, 8, 2, 0);
+    b = swt_qp(&d, f.cq_b, f.cq_b, 8, 2, 0);
     swt_addr_of(&d, b, 200, &ba);
     assert_int_equal(swt_connect(&d, a, 100, &ba, &c), 0);
-    assert_int_equal(one(IBV_WR_RDMA_WRITE, buf_a, 16, mr_a->lkey, (uintptr_t)buf_b, mr_b->rkey),
+    assert_int_equal(one(IBV_WR_RDMA_WRITE, f.buf_a, 16, f.mr_a->lkey, (uintptr_t)f.buf_b, f.mr_b->rkey),
                      IBV_WC_RETRY_EXC_ERR);
 
     /* the responder's ACKs go to another QP: the write lands, the
      * requester never hears of it */
     unpair();
-    a = swt_qp(&d, cq_a, cq_a, 8, 2, 0);
-    b = swt_qp(&d, cq_b, cq_b, 8, 2, 0);
+    a = swt_qp(&d, f.cq_a, f.cq_a, 8, 2, 0);
+    b = swt_qp(&d, f.cq_b, f.cq_b, 8, 2, 0);
     swt_addr_of(&d, a, 100, &aa);
     swt_addr_of(&d, b, 200, &ba);
     aa.qpn = b->qp_num;     /* b talks to itself */
     assert_int_equal(swt_connect(&d, a, 100, &ba, &c), 0);
     assert_int_equal(swt_connect(&d, b, 200, &aa, &c), 0);
-    memset(buf_b, 0, 16);
-    assert_int_equal(one(IBV_WR_RDMA_WRITE, buf_a, 16, mr_a->lkey, (uintptr_t)buf_b, mr_b->rkey),
+    memset(f.buf_b, 0, 16);
+    assert_int_equal(one(IBV_WR_RDMA_WRITE, f.buf_a, 16, f.mr_a->lkey, (uintptr_t)f.buf_b, f.mr_b->rkey),
                      IBV_WC_RETRY_EXC_ERR);
-    assert_int_equal(buf_b[0], 'p');
+    assert_int_equal(f.buf_b[0], 'p');
 }
 
 static int doomed_peer(void *arg)
@@ -400,7 +384,7 @@ static void dead_peer(void **state)
     close(sv[1]);
     struct swt_addr peer, mine;
     assert_int_equal(read(sv[0], &peer, sizeof(peer)), sizeof(peer));
-    a = swt_qp(&d, cq_a, cq_a, 8, 2, 0);
+    a = swt_qp(&d, f.cq_a, f.cq_a, 8, 2, 0);
     swt_addr_of(&d, a, 5, &mine);
     assert_int_equal(write(sv[0], &mine, sizeof(mine)), sizeof(mine));
     struct swt_conn c = swt_conn_default();
@@ -409,11 +393,11 @@ static void dead_peer(void **state)
     assert_int_equal(swt_connect(&d, a, 5, &peer, &c), 0);
     char go;
     assert_int_equal(read(sv[0], &go, 1), 1);
-    assert_int_equal(one(IBV_WR_RDMA_WRITE, buf_a, 8, mr_a->lkey, peer.addr, peer.rkey), IBV_WC_SUCCESS);
+    assert_int_equal(one(IBV_WR_RDMA_WRITE, f.buf_a, 8, f.mr_a->lkey, peer.addr, peer.rkey), IBV_WC_SUCCESS);
     kill(pid, SIGKILL);
     assert_int_equal(waitpid(pid, NULL, 0), pid);
     close(sv[0]);
-    assert_int_equal(one(IBV_WR_RDMA_WRITE, buf_a, 8, mr_a->lkey, peer.addr, peer.rkey), IBV_WC_RETRY_EXC_ERR);
+    assert_int_equal(one(IBV_WR_RDMA_WRITE, f.buf_a, 8, f.mr_a->lkey, peer.addr, peer.rkey), IBV_WC_RETRY_EXC_ERR);
 }
 
 static void read_depth_and_mtu(void **state)
@@ -422,33 +406,33 @@ static void read_depth_and_mtu(void **state)
     struct swt_conn ca = swt_conn_default(), cb = ca;
     cb.rd_atomic = 0;
     pair_with(&ca, &cb);
-    assert_int_equal(one(IBV_WR_RDMA_READ, buf_a, 8, mr_a->lkey, (uintptr_t)buf_b, mr_b->rkey),
+    assert_int_equal(one(IBV_WR_RDMA_READ, f.buf_a, 8, f.mr_a->lkey, (uintptr_t)f.buf_b, f.mr_b->rkey),
                      IBV_WC_REM_INV_REQ_ERR);
     assert_int_equal(events(IBV_EVENT_QP_REQ_ERR, b, 2000), 1);
     /* the requester may not issue any */
     ca.rd_atomic = 0;
     cb.rd_atomic = 4;
     pair_with(&ca, &cb);
-    assert_int_equal(one(IBV_WR_RDMA_READ, buf_a, 8, mr_a->lkey, (uintptr_t)buf_b, mr_b->rkey),
+    assert_int_equal(one(IBV_WR_RDMA_READ, f.buf_a, 8, f.mr_a->lkey, (uintptr_t)f.buf_b, f.mr_b->rkey),
                      IBV_WC_LOC_QP_OP_ERR);
     /* an atomic on an address not 8-byte aligned */
     pair();
-    struct ibv_sge sge = { (uintptr_t)buf_a, 8, mr_a->lkey };
+    struct ibv_sge sge = { (uintptr_t)f.buf_a, 8, f.mr_a->lkey };
     struct ibv_send_wr wr = { .wr_id = 42, .sg_list = &sge, .num_sge = 1,
                               .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD, .send_flags = IBV_SEND_SIGNALED },
                        *bad;
-    wr.wr.atomic.remote_addr = (uintptr_t)buf_b + 4;
-    wr.wr.atomic.rkey = mr_b->rkey;
+    wr.wr.atomic.remote_addr = (uintptr_t)f.buf_b + 4;
+    wr.wr.atomic.rkey = f.mr_b->rkey;
     assert_int_equal(ibv_post_send(a, &wr, &bad), 0);
     struct ibv_wc wc;
-    assert_int_equal(swt_poll(cq_a, &wc, 1, 2000), 1);
+    assert_int_equal(swt_poll(f.cq_a, &wc, 1, 2000), 1);
     assert_int_equal(wc.status, IBV_WC_REM_INV_REQ_ERR);
     /* packets longer than the responder's path MTU */
     ca = cb = swt_conn_default();
     ca.mtu = IBV_MTU_1024;
     cb.mtu = IBV_MTU_256;
     pair_with(&ca, &cb);
-    assert_int_equal(one(IBV_WR_RDMA_WRITE, buf_a, 600, mr_a->lkey, (uintptr_t)buf_b, mr_b->rkey),
+    assert_int_equal(one(IBV_WR_RDMA_WRITE, f.buf_a, 600, f.mr_a->lkey, (uintptr_t)f.buf_b, f.mr_b->rkey),
                      IBV_WC_REM_INV_REQ_ERR);
 }
 
@@ -459,12 +443,12 @@ static void cq_overrun(void **state)
     assert_true(small->cqe >= 1);
     unpair();
     a = swt_qp(&d, small, small, 8, 1, 0);
-    b = swt_qp(&d, cq_b, cq_b, 8, 1, 0);
+    b = swt_qp(&d, f.cq_b, f.cq_b, 8, 1, 0);
     struct swt_conn c = swt_conn_default();
     assert_int_equal(swt_pair(&d, a, b, &c), 0);
     for (int i = 0; i <= small->cqe; i++)
-        assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE, (uint64_t)i, buf_a, 8, mr_a->lkey,
-                                  IBV_SEND_SIGNALED, (uintptr_t)buf_b, mr_b->rkey, 0), 0);
+        assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE, (uint64_t)i, f.buf_a, 8, f.mr_a->lkey,
+                                  IBV_SEND_SIGNALED, (uintptr_t)f.buf_b, f.mr_b->rkey, 0), 0);
     assert_int_equal(events(IBV_EVENT_CQ_ERR, small, 2000), 1);
     struct ibv_wc wc[8];
     assert_int_equal(ibv_poll_cq(small, 8, wc), small->cqe);   /* what fitted */
@@ -595,7 +579,7 @@ static void memlock(void **state)
 static void busy_objects(void **state)
 {
     struct ibv_pd *pd = ibv_alloc_pd(d.ctx);
-    struct ibv_mr *m = ibv_reg_mr(pd, buf_a, 64, 0);
+    struct ibv_mr *m = ibv_reg_mr(pd, f.buf_a, 64, 0);
     assert_int_equal(ibv_dealloc_pd(pd), EBUSY);
     assert_int_equal(swt_check_count("ibv_dealloc_pd() on a PD that 1 memory regions"), 1);
     assert_int_equal(ibv_dereg_mr(m), 0);
@@ -616,19 +600,19 @@ static void busy_objects(void **state)
 static void bad_requests(void **state)
 {
     pair();
-    struct ibv_sge sge[3] = { { (uintptr_t)buf_a, 8, mr_a->lkey }, { (uintptr_t)buf_a, 8, mr_a->lkey },
-                              { (uintptr_t)buf_a, 8, mr_a->lkey } };
+    struct ibv_sge sge[3] = { { (uintptr_t)f.buf_a, 8, f.mr_a->lkey }, { (uintptr_t)f.buf_a, 8, f.mr_a->lkey },
+                              { (uintptr_t)f.buf_a, 8, f.mr_a->lkey } };
     struct ibv_send_wr w2 = { .wr_id = 2, .sg_list = sge, .num_sge = 3, .opcode = IBV_WR_RDMA_WRITE };
     struct ibv_send_wr w1 = { .wr_id = 1, .next = &w2, .sg_list = sge, .num_sge = 1,
                               .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED },
                        *bad = NULL;
-    w1.wr.rdma.remote_addr = w2.wr.rdma.remote_addr = (uintptr_t)buf_b;
-    w1.wr.rdma.rkey = w2.wr.rdma.rkey = mr_b->rkey;
+    w1.wr.rdma.remote_addr = w2.wr.rdma.remote_addr = (uintptr_t)f.buf_b;
+    w1.wr.rdma.rkey = w2.wr.rdma.rkey = f.mr_b->rkey;
     /* more SGEs than the QP has: the list stops there, the first went */
     assert_int_equal(ibv_post_send(a, &w1, &bad), EINVAL);
     assert_ptr_equal(bad, &w2);
     struct ibv_wc wc;
-    assert_int_equal(swt_poll(cq_a, &wc, 1, 2000), 1);
+    assert_int_equal(swt_poll(f.cq_a, &wc, 1, 2000), 1);
     assert_int_equal(wc.wr_id, 1);
     w1.next = NULL;
     w1.opcode = IBV_WR_LOCAL_INV;

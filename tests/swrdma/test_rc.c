@@ -34,56 +34,40 @@
 #define BUF (1u << 21)
 
 static struct swt_dev d;
-static struct ibv_cq *cq_a, *cq_b;
 static struct ibv_qp *a, *b;
-static char *buf_a, *buf_b;
-static struct ibv_mr *mr_a, *mr_b;
+static struct swt_bufs f;
 
 static int setup(void **state)
 {
-    if (swt_open(&d))
-        return -1;
-    cq_a = ibv_create_cq(d.ctx, 255, NULL, NULL, 0);
-    cq_b = ibv_create_cq(d.ctx, 255, NULL, NULL, 0);
-    buf_a = aligned_alloc(4096, BUF);
-    buf_b = aligned_alloc(4096, BUF);
-    mr_a = ibv_reg_mr(d.pd, buf_a, BUF, SWT_ACCESS_ALL);
-    mr_b = ibv_reg_mr(d.pd, buf_b, BUF, SWT_ACCESS_ALL);
-    return cq_a && cq_b && mr_a && mr_b ? 0 : -1;
+    return swt_bufs_open(&d, BUF, &f);
 }
 
 static int teardown(void **state)
 {
-    ibv_dereg_mr(mr_a);
-    ibv_dereg_mr(mr_b);
-    ibv_destroy_cq(cq_a);
-    ibv_destroy_cq(cq_b);
-    free(buf_a);
-    free(buf_b);
-    swt_close(&d);
+    swt_bufs_close(&d, &f);
     return 0;
 }
 
-/* A fresh pair for each test: a's completions on cq_a, b's on cq_b. */
+/* A fresh pair for each test: a's completions on f.cq_a, b's on f.cq_b. */
 static int pair_up(void **state)
 {
-    struct ibv_qp_init_attr ia = { .send_cq = cq_a, .recv_cq = cq_a, .qp_type = IBV_QPT_RC,
+    struct ibv_qp_init_attr ia = { .send_cq = f.cq_a, .recv_cq = f.cq_a, .qp_type = IBV_QPT_RC,
                                    .cap = { 4, 16, 4, 4, 32 } };
     a = ibv_create_qp(d.pd, &ia);
-    ia.send_cq = ia.recv_cq = cq_b;
+    ia.send_cq = ia.recv_cq = f.cq_b;
     b = ibv_create_qp(d.pd, &ia);
     struct swt_conn c = swt_conn_default();
-    memset(buf_a, 0, BUF);
-    memset(buf_b, 0, BUF);
+    memset(f.buf_a, 0, BUF);
+    memset(f.buf_b, 0, BUF);
     return a && b && swt_pair(&d, a, b, &c) == 0 ? 0 : -1;
 }
 
 static int unpair(void **state)
 {
     struct ibv_wc wc[16];
-    while (ibv_poll_cq(cq_a, 16, wc) > 0)
+    while (ibv_poll_cq(f.cq_a, 16, wc) > 0)
         ;
-    while (ibv_poll_cq(cq_b, 16, wc) > 0)
+    while (ibv_poll_cq(f.cq_b, 16, wc) > 0)
         ;
     ibv_destroy_qp(a);
     ibv_destroy_qp(b);
@@ -92,20 +76,20 @@ static int unpair(void **state)
 
 static void send_recv(void **state)
 {
-    strcpy(buf_a, "0123456789");
-    strcpy(buf_a + 100, "abcdef");
-    memset(buf_b, '.', 64);
+    strcpy(f.buf_a, "0123456789");
+    strcpy(f.buf_a + 100, "abcdef");
+    memset(f.buf_b, '.', 64);
     /* gather 10 + 6 bytes, scatter into 4 + 40 */
-    struct ibv_sge rs[2] = { { (uintptr_t)buf_b, 4, mr_b->lkey }, { (uintptr_t)buf_b + 20, 40, mr_b->lkey } };
+    struct ibv_sge rs[2] = { { (uintptr_t)f.buf_b, 4, f.mr_b->lkey }, { (uintptr_t)f.buf_b + 20, 40, f.mr_b->lkey } };
     struct ibv_recv_wr rwr = { .wr_id = 77, .sg_list = rs, .num_sge = 2 }, *rbad;
     assert_int_equal(ibv_post_recv(b, &rwr, &rbad), 0);
-    struct ibv_sge ss[2] = { { (uintptr_t)buf_a, 10, mr_a->lkey }, { (uintptr_t)buf_a + 100, 6, mr_a->lkey } };
+    struct ibv_sge ss[2] = { { (uintptr_t)f.buf_a, 10, f.mr_a->lkey }, { (uintptr_t)f.buf_a + 100, 6, f.mr_a->lkey } };
     struct ibv_send_wr wr = { .wr_id = 55, .sg_list = ss, .num_sge = 2, .opcode = IBV_WR_SEND_WITH_IMM,
                               .send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(0xdeadbeef) },
                        *bad;
     assert_int_equal(ibv_post_send(a, &wr, &bad), 0);
     struct ibv_wc wc;
-    assert_int_equal(swt_poll(cq_b, &wc, 1, 2000), 1);
+    assert_int_equal(swt_poll(f.cq_b, &wc, 1, 2000), 1);
     assert_int_equal(wc.status, IBV_WC_SUCCESS);
     assert_int_equal(wc.wr_id, 77);
     assert_int_equal(wc.opcode, IBV_WC_RECV);
@@ -114,19 +98,19 @@ static void send_recv(void **state)
     assert_int_equal(wc.imm_data, htonl(0xdeadbeef));     /* network order, as sent */
     assert_int_equal(wc.qp_num, b->qp_num);
     assert_int_equal(wc.src_qp, a->qp_num);
-    assert_memory_equal(buf_b, "0123", 4);
-    assert_memory_equal(buf_b + 4, "....", 4);             /* past the first SGE: untouched */
-    assert_memory_equal(buf_b + 20, "456789abcdef", 12);
-    assert_int_equal(buf_b[32], '.');                      /* past the message: untouched */
-    assert_int_equal(swt_poll(cq_a, &wc, 1, 2000), 1);
+    assert_memory_equal(f.buf_b, "0123", 4);
+    assert_memory_equal(f.buf_b + 4, "....", 4);             /* past the first SGE: untouched */
+    assert_memory_equal(f.buf_b + 20, "456789abcdef", 12);
+    assert_int_equal(f.buf_b[32], '.');                      /* past the message: untouched */
+    assert_int_equal(swt_poll(f.cq_a, &wc, 1, 2000), 1);
     assert_int_equal(wc.status, IBV_WC_SUCCESS);
     assert_int_equal(wc.wr_id, 55);
     assert_int_equal(wc.opcode, IBV_WC_SEND);
     assert_int_equal(wc.qp_num, a->qp_num);
     /* a plain SEND carries no immediate */
-    assert_int_equal(swt_recv(b, 78, buf_b, 64, mr_b->lkey), 0);
-    assert_int_equal(swt_send(a, IBV_WR_SEND, 56, buf_a, 3, mr_a->lkey, IBV_SEND_SIGNALED, 0, 0, 0), 0);
-    assert_int_equal(swt_poll(cq_b, &wc, 1, 2000), 1);
+    assert_int_equal(swt_recv(b, 78, f.buf_b, 64, f.mr_b->lkey), 0);
+    assert_int_equal(swt_send(a, IBV_WR_SEND, 56, f.buf_a, 3, f.mr_a->lkey, IBV_SEND_SIGNALED, 0, 0, 0), 0);
+    assert_int_equal(swt_poll(f.cq_b, &wc, 1, 2000), 1);
     assert_int_equal(wc.opcode, IBV_WC_RECV);
     assert_int_equal(wc.byte_len, 3);
     assert_false(wc.wc_flags & IBV_WC_WITH_IMM);
@@ -134,25 +118,25 @@ static void send_recv(void **state)
 
 static void rdma_write(void **state)
 {
-    memset(buf_a, 'w', 4096);
-    memset(buf_b, '.', 8192);
-    assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE, 1, buf_a, 4096, mr_a->lkey, IBV_SEND_SIGNALED,
-                              (uintptr_t)buf_b + 100, mr_b->rkey, 0), 0);
+    memset(f.buf_a, 'w', 4096);
+    memset(f.buf_b, '.', 8192);
+    assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE, 1, f.buf_a, 4096, f.mr_a->lkey, IBV_SEND_SIGNALED,
+                              (uintptr_t)f.buf_b + 100, f.mr_b->rkey, 0), 0);
     struct ibv_wc wc;
-    assert_int_equal(swt_poll(cq_a, &wc, 1, 2000), 1);
+    assert_int_equal(swt_poll(f.cq_a, &wc, 1, 2000), 1);
     assert_int_equal(wc.status, IBV_WC_SUCCESS);
     assert_int_equal(wc.opcode, IBV_WC_RDMA_WRITE);
-    assert_int_equal(buf_b[99], '.');
-    assert_int_equal(buf_b[100], 'w');
-    assert_int_equal(buf_b[4195], 'w');
-    assert_int_equal(buf_b[4196], '.');
+    assert_int_equal(f.buf_b[99], '.');
+    assert_int_equal(f.buf_b[100], 'w');
+    assert_int_equal(f.buf_b[4195], 'w');
+    assert_int_equal(f.buf_b[4196], '.');
     /* with immediate: a receive is taken, its buffer untouched */
-    memset(buf_b + 8192, '.', 16);
-    assert_int_equal(swt_recv(b, 9, buf_b + 8192, 16, mr_b->lkey), 0);
-    memset(buf_a, 'i', 50);
-    assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE_WITH_IMM, 2, buf_a, 50, mr_a->lkey,
-                              IBV_SEND_SIGNALED, (uintptr_t)buf_b + 5000, mr_b->rkey, 0x01020304), 0);
-    assert_int_equal(swt_poll(cq_b, &wc, 1, 2000), 1);
+    memset(f.buf_b + 8192, '.', 16);
+    assert_int_equal(swt_recv(b, 9, f.buf_b + 8192, 16, f.mr_b->lkey), 0);
+    memset(f.buf_a, 'i', 50);
+    assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE_WITH_IMM, 2, f.buf_a, 50, f.mr_a->lkey,
+                              IBV_SEND_SIGNALED, (uintptr_t)f.buf_b + 5000, f.mr_b->rkey, 0x01020304), 0);
+    assert_int_equal(swt_poll(f.cq_b, &wc, 1, 2000), 1);
     assert_int_equal(wc.status, IBV_WC_SUCCESS);
     assert_int_equal(wc.wr_id, 9);
     assert_int_equal(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
@@ -160,10 +144,10 @@ static void rdma_write(void **state)
     assert_true(wc.wc_flags & IBV_WC_WITH_IMM);
     assert_int_equal(be32toh(wc.imm_data), 0x01020304);
     assert_int_equal(wc.src_qp, a->qp_num);
-    assert_memory_equal(buf_b + 8192, "................", 16);
-    assert_int_equal(buf_b[5000], 'i');
-    assert_int_equal(buf_b[5049], 'i');
-    assert_int_equal(swt_poll(cq_a, &wc, 1, 2000), 1);
+    assert_memory_equal(f.buf_b + 8192, "................", 16);
+    assert_int_equal(f.buf_b[5000], 'i');
+    assert_int_equal(f.buf_b[5049], 'i');
+    assert_int_equal(swt_poll(f.cq_a, &wc, 1, 2000), 1);
     assert_int_equal(wc.opcode, IBV_WC_RDMA_WRITE);
 }
 
@@ -172,63 +156,63 @@ static void rdma_write(void **state)
 static void write_then_send(void **state)
 {
     for (uint32_t i = 0; i < BUF; i++)
-        buf_a[i] = (char)(i * 7 + 1);
-    assert_int_equal(swt_recv(b, 1, buf_b + BUF - 64, 64, mr_b->lkey), 0);
-    assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE, 1, buf_a, BUF - 4096, mr_a->lkey, 0,
-                              (uintptr_t)buf_b, mr_b->rkey, 0), 0);
-    assert_int_equal(swt_send(a, IBV_WR_SEND, 2, buf_a, 8, mr_a->lkey, IBV_SEND_SIGNALED, 0, 0, 0), 0);
+        f.buf_a[i] = (char)(i * 7 + 1);
+    assert_int_equal(swt_recv(b, 1, f.buf_b + BUF - 64, 64, f.mr_b->lkey), 0);
+    assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE, 1, f.buf_a, BUF - 4096, f.mr_a->lkey, 0,
+                              (uintptr_t)f.buf_b, f.mr_b->rkey, 0), 0);
+    assert_int_equal(swt_send(a, IBV_WR_SEND, 2, f.buf_a, 8, f.mr_a->lkey, IBV_SEND_SIGNALED, 0, 0, 0), 0);
     struct ibv_wc wc;
-    assert_int_equal(swt_poll(cq_b, &wc, 1, 5000), 1);
+    assert_int_equal(swt_poll(f.cq_b, &wc, 1, 5000), 1);
     assert_int_equal(wc.status, IBV_WC_SUCCESS);
-    assert_memory_equal(buf_b, buf_a, BUF - 4096);
+    assert_memory_equal(f.buf_b, f.buf_a, BUF - 4096);
     /* one completion on the sender: the write was unsignaled */
-    assert_int_equal(swt_poll(cq_a, &wc, 1, 2000), 1);
+    assert_int_equal(swt_poll(f.cq_a, &wc, 1, 2000), 1);
     assert_int_equal(wc.wr_id, 2);
-    assert_int_equal(swt_poll(cq_a, &wc, 1, 20), 0);
+    assert_int_equal(swt_poll(f.cq_a, &wc, 1, 20), 0);
 }
 
 static void rdma_read(void **state)
 {
     for (int i = 0; i < 1000; i++)
-        buf_b[i] = (char)(i ^ 0x5a);
-    memset(buf_a, 0, 2000);
-    assert_int_equal(swt_send(a, IBV_WR_RDMA_READ, 3, buf_a + 10, 1000, mr_a->lkey,
-                              IBV_SEND_SIGNALED, (uintptr_t)buf_b, mr_b->rkey, 0), 0);
+        f.buf_b[i] = (char)(i ^ 0x5a);
+    memset(f.buf_a, 0, 2000);
+    assert_int_equal(swt_send(a, IBV_WR_RDMA_READ, 3, f.buf_a + 10, 1000, f.mr_a->lkey,
+                              IBV_SEND_SIGNALED, (uintptr_t)f.buf_b, f.mr_b->rkey, 0), 0);
     struct ibv_wc wc;
-    assert_int_equal(swt_poll(cq_a, &wc, 1, 2000), 1);
+    assert_int_equal(swt_poll(f.cq_a, &wc, 1, 2000), 1);
     assert_int_equal(wc.status, IBV_WC_SUCCESS);
     assert_int_equal(wc.opcode, IBV_WC_RDMA_READ);
     assert_int_equal(wc.byte_len, 1000);
-    assert_memory_equal(buf_a + 10, buf_b, 1000);
-    assert_int_equal(buf_a[9], 0);
-    assert_int_equal(buf_a[1010], 0);
+    assert_memory_equal(f.buf_a + 10, f.buf_b, 1000);
+    assert_int_equal(f.buf_a[9], 0);
+    assert_int_equal(f.buf_a[1010], 0);
 }
 
 /* A read lands before a later request only when that request is fenced. */
 static void read_fence(void **state)
 {
     for (int fenced = 0; fenced < 2; fenced++) {
-        memset(buf_a, 'o', 64);       /* old */
-        memset(buf_b, 'n', 64);       /* new, to be read */
-        assert_int_equal(swt_recv(b, 1, buf_b + 4096, 64, mr_b->lkey), 0);
-        struct ibv_sge rs = { (uintptr_t)buf_a, 64, mr_a->lkey };
-        struct ibv_sge ss = { (uintptr_t)buf_a, 64, mr_a->lkey };
+        memset(f.buf_a, 'o', 64);       /* old */
+        memset(f.buf_b, 'n', 64);       /* new, to be read */
+        assert_int_equal(swt_recv(b, 1, f.buf_b + 4096, 64, f.mr_b->lkey), 0);
+        struct ibv_sge rs = { (uintptr_t)f.buf_a, 64, f.mr_a->lkey };
+        struct ibv_sge ss = { (uintptr_t)f.buf_a, 64, f.mr_a->lkey };
         struct ibv_send_wr send = { .wr_id = 2, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND,
                                     .send_flags = IBV_SEND_SIGNALED | (fenced ? IBV_SEND_FENCE : 0) };
         struct ibv_send_wr rd = { .wr_id = 1, .next = &send, .sg_list = &rs, .num_sge = 1,
                                   .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED };
-        rd.wr.rdma.remote_addr = (uintptr_t)buf_b;
-        rd.wr.rdma.rkey = mr_b->rkey;
+        rd.wr.rdma.remote_addr = (uintptr_t)f.buf_b;
+        rd.wr.rdma.rkey = f.mr_b->rkey;
         struct ibv_send_wr *bad;
         assert_int_equal(ibv_post_send(a, &rd, &bad), 0);
         struct ibv_wc wc[2];
-        assert_int_equal(swt_poll(cq_b, wc, 1, 2000), 1);
-        assert_int_equal(buf_b[4096], fenced ? 'n' : 'o');
+        assert_int_equal(swt_poll(f.cq_b, wc, 1, 2000), 1);
+        assert_int_equal(f.buf_b[4096], fenced ? 'n' : 'o');
         /* completions stay in order whatever landed first */
-        assert_int_equal(swt_poll(cq_a, wc, 2, 2000), 2);
+        assert_int_equal(swt_poll(f.cq_a, wc, 2, 2000), 2);
         assert_int_equal(wc[0].wr_id, 1);
         assert_int_equal(wc[1].wr_id, 2);
-        assert_memory_equal(buf_a, buf_b, 64);
+        assert_memory_equal(f.buf_a, f.buf_b, 64);
         /* unfenced, the send's buffer changed under it before its
          * completion: a program bug the checker names; fenced, none */
         assert_int_equal(swt_check_count("work request 0x2 changed before its completion"), 1);
@@ -237,7 +221,7 @@ static void read_fence(void **state)
 
 static void inline_data(void **state)
 {
-    assert_int_equal(swt_recv(b, 1, buf_b, 64, mr_b->lkey), 0);
+    assert_int_equal(swt_recv(b, 1, f.buf_b, 64, f.mr_b->lkey), 0);
     char local[32];
     strcpy(local, "inline payload");
     /* not registered, and no key: inline data is copied at post */
@@ -245,17 +229,17 @@ static void inline_data(void **state)
                               0, 0, 0), 0);
     strcpy(local, "CHANGED RIGHT AWAY");
     struct ibv_wc wc;
-    assert_int_equal(swt_poll(cq_b, &wc, 1, 2000), 1);
+    assert_int_equal(swt_poll(f.cq_b, &wc, 1, 2000), 1);
     assert_int_equal(wc.status, IBV_WC_SUCCESS);
-    assert_string_equal(buf_b, "inline payload");
-    assert_int_equal(swt_poll(cq_a, &wc, 1, 2000), 1);
+    assert_string_equal(f.buf_b, "inline payload");
+    assert_int_equal(swt_poll(f.cq_a, &wc, 1, 2000), 1);
     assert_int_equal(wc.status, IBV_WC_SUCCESS);
     /* over max_inline_data (32 asked for) */
     char big[64] = { 0 };
     assert_int_equal(swt_send(a, IBV_WR_SEND, 2, big, 64, 0, IBV_SEND_INLINE, 0, 0, 0), ENOMEM);
     /* inline is for sends and writes only */
     assert_int_equal(swt_send(a, IBV_WR_RDMA_READ, 3, big, 8, 0, IBV_SEND_INLINE,
-                              (uintptr_t)buf_b, mr_b->rkey, 0), EINVAL);
+                              (uintptr_t)f.buf_b, f.mr_b->rkey, 0), EINVAL);
 }
 
 static void full_send_queue(void **state)
@@ -268,21 +252,21 @@ static void full_send_queue(void **state)
     /* unsignaled requests hold their slots until a later signaled one's
      * completion is polled */
     for (uint32_t i = 0; i < depth - 1; i++)
-        assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE, i, buf_a, 8, mr_a->lkey, 0,
-                                  (uintptr_t)buf_b, mr_b->rkey, 0), 0);
-    assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE, 100, buf_a, 8, mr_a->lkey, IBV_SEND_SIGNALED,
-                              (uintptr_t)buf_b, mr_b->rkey, 0), 0);
+        assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE, i, f.buf_a, 8, f.mr_a->lkey, 0,
+                                  (uintptr_t)f.buf_b, f.mr_b->rkey, 0), 0);
+    assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE, 100, f.buf_a, 8, f.mr_a->lkey, IBV_SEND_SIGNALED,
+                              (uintptr_t)f.buf_b, f.mr_b->rkey, 0), 0);
     struct timespec ts = { 0, 20000000 };
     nanosleep(&ts, NULL);     /* executed by now, not yet polled */
-    assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE, 101, buf_a, 8, mr_a->lkey, IBV_SEND_SIGNALED,
-                              (uintptr_t)buf_b, mr_b->rkey, 0), ENOMEM);
+    assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE, 101, f.buf_a, 8, f.mr_a->lkey, IBV_SEND_SIGNALED,
+                              (uintptr_t)f.buf_b, f.mr_b->rkey, 0), ENOMEM);
     struct ibv_wc wc[8];
-    assert_int_equal(swt_poll(cq_a, wc, 8, 100), 1);
+    assert_int_equal(swt_poll(f.cq_a, wc, 8, 100), 1);
     assert_int_equal(wc[0].wr_id, 100);
     for (uint32_t i = 0; i < depth; i++)
-        assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE, 200 + i, buf_a, 8, mr_a->lkey,
-                                  IBV_SEND_SIGNALED, (uintptr_t)buf_b, mr_b->rkey, 0), 0);
-    assert_int_equal(swt_poll(cq_a, wc, (int)depth, 2000), (int)depth);
+        assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE, 200 + i, f.buf_a, 8, f.mr_a->lkey,
+                                  IBV_SEND_SIGNALED, (uintptr_t)f.buf_b, f.mr_b->rkey, 0), 0);
+    assert_int_equal(swt_poll(f.cq_a, wc, (int)depth, 2000), (int)depth);
     for (uint32_t i = 0; i < depth; i++)
         assert_int_equal(wc[i].wr_id, 200 + i);
 }
@@ -290,35 +274,35 @@ static void full_send_queue(void **state)
 static void receives_in_order(void **state)
 {
     for (int i = 0; i < 4; i++)
-        assert_int_equal(swt_recv(b, 10 + (uint64_t)i, buf_b + i * 64, 64, mr_b->lkey), 0);
+        assert_int_equal(swt_recv(b, 10 + (uint64_t)i, f.buf_b + i * 64, 64, f.mr_b->lkey), 0);
     for (int i = 0; i < 4; i++) {
-        buf_a[i * 8] = (char)('A' + i);
-        assert_int_equal(swt_send(a, IBV_WR_SEND, (uint64_t)i, buf_a + i * 8, 1, mr_a->lkey,
+        f.buf_a[i * 8] = (char)('A' + i);
+        assert_int_equal(swt_send(a, IBV_WR_SEND, (uint64_t)i, f.buf_a + i * 8, 1, f.mr_a->lkey,
                                   IBV_SEND_SIGNALED, 0, 0, 0), 0);
     }
     struct ibv_wc wc[4];
-    assert_int_equal(swt_poll(cq_b, wc, 4, 2000), 4);
+    assert_int_equal(swt_poll(f.cq_b, wc, 4, 2000), 4);
     for (int i = 0; i < 4; i++) {
         assert_int_equal(wc[i].wr_id, 10 + i);
-        assert_int_equal(buf_b[i * 64], 'A' + i);
+        assert_int_equal(f.buf_b[i * 64], 'A' + i);
     }
 }
 
 static void atomics(void **state)
 {
-    uint64_t *remote = (uint64_t *)(buf_b + 64), *local = (uint64_t *)(buf_a + 64);
+    uint64_t *remote = (uint64_t *)(f.buf_b + 64), *local = (uint64_t *)(f.buf_a + 64);
     *remote = 5;
     *local = 0;
-    struct ibv_sge sge = { (uintptr_t)local, 8, mr_a->lkey };
+    struct ibv_sge sge = { (uintptr_t)local, 8, f.mr_a->lkey };
     struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
                               .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD, .send_flags = IBV_SEND_SIGNALED },
                        *bad;
     wr.wr.atomic.remote_addr = (uintptr_t)remote;
-    wr.wr.atomic.rkey = mr_b->rkey;
+    wr.wr.atomic.rkey = f.mr_b->rkey;
     wr.wr.atomic.compare_add = 10;
     assert_int_equal(ibv_post_send(a, &wr, &bad), 0);
     struct ibv_wc wc;
-    assert_int_equal(swt_poll(cq_a, &wc, 1, 2000), 1);
+    assert_int_equal(swt_poll(f.cq_a, &wc, 1, 2000), 1);
     assert_int_equal(wc.status, IBV_WC_SUCCESS);
     assert_int_equal(wc.opcode, IBV_WC_FETCH_ADD);
     assert_int_equal(wc.byte_len, 8);
@@ -328,36 +312,36 @@ static void atomics(void **state)
     wr.wr.atomic.compare_add = 15;
     wr.wr.atomic.swap = 99;
     assert_int_equal(ibv_post_send(a, &wr, &bad), 0);
-    assert_int_equal(swt_poll(cq_a, &wc, 1, 2000), 1);
+    assert_int_equal(swt_poll(f.cq_a, &wc, 1, 2000), 1);
     assert_int_equal(wc.opcode, IBV_WC_COMP_SWAP);
     assert_int_equal(*local, 15);
     assert_int_equal(*remote, 99);
     wr.wr.atomic.compare_add = 1;     /* no match: nothing swapped */
     wr.wr.atomic.swap = 7;
     assert_int_equal(ibv_post_send(a, &wr, &bad), 0);
-    assert_int_equal(swt_poll(cq_a, &wc, 1, 2000), 1);
+    assert_int_equal(swt_poll(f.cq_a, &wc, 1, 2000), 1);
     assert_int_equal(*local, 99);
     assert_int_equal(*remote, 99);
 }
 
 static void iova_keys(void **state)
 {
-    uint64_t iova = 0x7000000000ull + ((uintptr_t)buf_b & 4095) + 4096 * 3;
-    struct ibv_mr *m = ibv_reg_mr_iova2(d.pd, buf_b + 4096 * 3, 8192, iova, SWT_ACCESS_ALL);
+    uint64_t iova = 0x7000000000ull + ((uintptr_t)f.buf_b & 4095) + 4096 * 3;
+    struct ibv_mr *m = ibv_reg_mr_iova2(d.pd, f.buf_b + 4096 * 3, 8192, iova, SWT_ACCESS_ALL);
     assert_non_null(m);
-    memcpy(buf_a, "by iova", 8);
-    assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE, 1, buf_a, 8, mr_a->lkey, IBV_SEND_SIGNALED,
+    memcpy(f.buf_a, "by iova", 8);
+    assert_int_equal(swt_send(a, IBV_WR_RDMA_WRITE, 1, f.buf_a, 8, f.mr_a->lkey, IBV_SEND_SIGNALED,
                               iova + 16, m->rkey, 0), 0);
     struct ibv_wc wc;
-    assert_int_equal(swt_poll(cq_a, &wc, 1, 2000), 1);
+    assert_int_equal(swt_poll(f.cq_a, &wc, 1, 2000), 1);
     assert_int_equal(wc.status, IBV_WC_SUCCESS);
-    assert_string_equal(buf_b + 4096 * 3 + 16, "by iova");
+    assert_string_equal(f.buf_b + 4096 * 3 + 16, "by iova");
     /* the local key addresses its region by IOVA too */
     assert_int_equal(swt_send(b, IBV_WR_RDMA_WRITE, 2, (void *)(uintptr_t)(iova + 16), 8, m->lkey,
-                              IBV_SEND_SIGNALED, (uintptr_t)buf_a + 100, mr_a->rkey, 0), 0);
-    assert_int_equal(swt_poll(cq_b, &wc, 1, 2000), 1);
+                              IBV_SEND_SIGNALED, (uintptr_t)f.buf_a + 100, f.mr_a->rkey, 0), 0);
+    assert_int_equal(swt_poll(f.cq_b, &wc, 1, 2000), 1);
     assert_int_equal(wc.status, IBV_WC_SUCCESS);
-    assert_string_equal(buf_a + 100, "by iova");
+    assert_string_equal(f.buf_a + 100, "by iova");
     assert_int_equal(ibv_dereg_mr(m), 0);
 }
 
@@ -426,7 +410,7 @@ static void two_processes(void **state)
     close(sv[1]);
     struct swt_addr peer, mine;
     assert_int_equal(read(sv[0], &peer, sizeof(peer)), sizeof(peer));
-    struct ibv_qp *qp = swt_qp(&d, cq_a, cq_a, 4, 1, 0);
+    struct ibv_qp *qp = swt_qp(&d, f.cq_a, f.cq_a, 4, 1, 0);
     assert_non_null(qp);
     swt_addr_of(&d, qp, 99, &mine);
     assert_int_equal(write(sv[0], &mine, sizeof(mine)), sizeof(mine));
@@ -435,18 +419,18 @@ static void two_processes(void **state)
     char go;
     assert_int_equal(read(sv[0], &go, 1), 1);
     for (int i = 0; i < 32767; i++)
-        buf_a[i] = (char)(i % 251);
-    buf_a[32767] = 0x5a;
-    assert_int_equal(swt_send(qp, IBV_WR_RDMA_WRITE, 1, buf_a, 32768, mr_a->lkey, 0, peer.addr, peer.rkey, 0), 0);
-    memcpy(buf_a + 40000, "done!", 6);
-    assert_int_equal(swt_send(qp, IBV_WR_SEND, 2, buf_a + 40000, 6, mr_a->lkey, IBV_SEND_SIGNALED, 0, 0, 0), 0);
-    assert_int_equal(swt_send(qp, IBV_WR_RDMA_READ, 3, buf_a + 50000, 100, mr_a->lkey, IBV_SEND_SIGNALED,
+        f.buf_a[i] = (char)(i % 251);
+    f.buf_a[32767] = 0x5a;
+    assert_int_equal(swt_send(qp, IBV_WR_RDMA_WRITE, 1, f.buf_a, 32768, f.mr_a->lkey, 0, peer.addr, peer.rkey, 0), 0);
+    memcpy(f.buf_a + 40000, "done!", 6);
+    assert_int_equal(swt_send(qp, IBV_WR_SEND, 2, f.buf_a + 40000, 6, f.mr_a->lkey, IBV_SEND_SIGNALED, 0, 0, 0), 0);
+    assert_int_equal(swt_send(qp, IBV_WR_RDMA_READ, 3, f.buf_a + 50000, 100, f.mr_a->lkey, IBV_SEND_SIGNALED,
                               peer.addr, peer.rkey, 0), 0);
     struct ibv_wc wc[2];
-    assert_int_equal(swt_poll(cq_a, wc, 2, 10000), 2);
+    assert_int_equal(swt_poll(f.cq_a, wc, 2, 10000), 2);
     assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
     assert_int_equal(wc[1].status, IBV_WC_SUCCESS);
-    assert_memory_equal(buf_a + 50000, buf_a, 100);
+    assert_memory_equal(f.buf_a + 50000, f.buf_a, 100);
     assert_int_equal(write(sv[0], &go, 1), 1);
     int st;
     assert_int_equal(waitpid(pid, &st, 0), pid);
