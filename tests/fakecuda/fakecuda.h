@@ -215,6 +215,11 @@ struct fc_phys *fc_phys_find(CUmemGenericAllocationHandle h);  /* NULL if releas
 void fc_phys_put(struct fc_phys *p);    /* frees it once unreferenced and unmapped */
 #define FC_VMM_GRANULARITY ((size_t)2 << 20)    /* as the driver reports on x86 GPUs */
 
+/* ipc.c: descriptor fd of process pid (both from a handle), opened
+ * through /proc when it is still a memfd whose name starts with name
+ * ("fakecuda:ID "): a handle outliving what it named fails. -1 if not. */
+int fc_ipc_open_memfd(pid_t pid, int fd, const char *name);
+
 /* ipc_event.c: an interprocess event's shared word, made by cuEventCreate */
 CUresult fc_event_word_new(struct CUevent_st *e);
 void fc_event_word_free(struct CUevent_st *e);

@@ -83,21 +83,32 @@ FC_API CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
     return CUDA_SUCCESS;
 }
 
+int fc_ipc_open_memfd(pid_t pid, int fd, const char *name)
+{
+    char path[64], link[PATH_MAX], want[80];
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+    int mine = open(path, O_RDWR | O_CLOEXEC);
+    if (mine < 0)
+        return -1;
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", mine);
+    ssize_t n = readlink(path, link, sizeof(link) - 1);
+    snprintf(want, sizeof(want), "/memfd:%s", name);
+    if (n < 0 || (link[n] = '\0', strncmp(link, want, strlen(want)))) {
+        close(mine);
+        return -1;
+    }
+    return mine;
+}
+
 /* Opens the exporter's memfd and checks it is the buffer the handle
  * names; -1 if not. */
 static int open_exported(const struct fc_ipc *h)
 {
-    char path[64], link[PATH_MAX], want[64];
-    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)h->pid, (int)h->fd);
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(path, link, sizeof(link) - 1);
-    snprintf(want, sizeof(want), "/memfd:fakecuda:%llu ", (unsigned long long)h->buffer_id);
+    char name[48];
+    snprintf(name, sizeof(name), "fakecuda:%llu ", (unsigned long long)h->buffer_id);
+    int fd = fc_ipc_open_memfd(h->pid, h->fd, name);
     struct stat st;
-    if (n < 0 || (link[n] = '\0', strncmp(link, want, strlen(want))) || fstat(fd, &st) ||
-        (uint64_t)st.st_size < h->size) {
+    if (fd >= 0 && (fstat(fd, &st) || (uint64_t)st.st_size < h->size)) {
         close(fd);
         return -1;
     }

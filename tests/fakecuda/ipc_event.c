@@ -107,19 +107,9 @@ FC_API CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event)
 /* The exporter's memfd if it is still the event the handle names. */
 static int open_event(const struct fc_ipc_event *h)
 {
-    char path[64], link[PATH_MAX], want[64];
-    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)h->pid, (int)h->fd);
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(path, link, sizeof(link) - 1);
-    snprintf(want, sizeof(want), "/memfd:fakecuda-event:%llu ", (unsigned long long)h->id);
-    if (n < 0 || (link[n] = '\0', strncmp(link, want, strlen(want)))) {
-        close(fd);
-        return -1;
-    }
-    return fd;
+    char name[48];
+    snprintf(name, sizeof(name), "fakecuda-event:%llu ", (unsigned long long)h->id);
+    return fc_ipc_open_memfd(h->pid, h->fd, name);
 }
 
 FC_API CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
