@@ -219,6 +219,53 @@ typedef struct weft_transport_core {
     weft_transport_nearness_t (*device_nearness)(void *core_ctx, const char *name);
 } weft_transport_core_t;
 
+/* Device memory services, which a transport for an accelerator's memory
+ * (cuda-ipc) offers through weft_transport_v1_t.device so that the core
+ * can tell device buffers from host ones and move data between them
+ * without linking the accelerator's driver. The core uses the first
+ * loaded transport that offers them: it stages device buffers through
+ * host memory wherever no transport moves them directly, and orders
+ * operations on the user's stream (weft_comm_set_stream).
+ *
+ * Unlike the rest of the table, these functions may be called from any
+ * thread, concurrently with each other and with the transport's other
+ * functions, without the per-transport lock: they wrap driver calls that
+ * are thread-safe, and a thread without the driver's context current
+ * gets one (the device's primary context). All return WEFT_SUCCESS or an
+ * error with core->set_error naming the driver's failure.
+ *
+ * Streams are the driver's handles (CUstream), passed as void *; NULL is
+ * the legacy default stream. Flags are 32-bit words in memory from
+ * host_alloc, aligned to 4 bytes: the device reads and writes them
+ * there, the CPU reads and writes them as plain memory (with atomics). */
+typedef struct weft_transport_device {
+    size_t struct_size;        /* sizeof(weft_transport_device_t) */
+    /* What ptr points to: *mem_type WEFT_TRANSPORT_MEM_HOST for memory
+     * the host may read (plain, page-locked or managed memory), _CUDA for
+     * device memory, which only the device services may touch; *device
+     * the device ordinal (-1 for host memory). */
+    weft_result_t (*mem_query)(void *ctx, const void *ptr, int *mem_type, int *device);
+    /* Copies len bytes, host or device memory on either side; returns
+     * when the copy is complete. */
+    weft_result_t (*copy)(void *ctx, void *dst, const void *src, size_t len);
+    /* Page-locked host memory, mapped for the device (staging buffers,
+     * flags); host_free releases it. */
+    weft_result_t (*host_alloc)(void *ctx, size_t len, void **ptr);
+    weft_result_t (*host_free)(void *ctx, void *ptr);
+    /* Whether stream is a stream of this driver the calling thread may
+     * use; *memops = 1 when stream_write and stream_wait work on it. */
+    weft_result_t (*stream_check)(void *ctx, void *stream, int *memops);
+    /* Enqueue on stream: a copy (as copy above, done when the stream
+     * reaches it); a write of value to a flag; a wait until the flag's
+     * value minus value, as a signed 32-bit number, is 0 or more. */
+    weft_result_t (*stream_copy)(void *ctx, void *stream, void *dst, const void *src,
+                                 size_t len);
+    weft_result_t (*stream_write)(void *ctx, void *stream, uint32_t *flag, uint32_t value);
+    weft_result_t (*stream_wait)(void *ctx, void *stream, uint32_t *flag, uint32_t value);
+    /* Waits until everything enqueued on stream so far is complete. */
+    weft_result_t (*stream_sync)(void *ctx, void *stream);
+} weft_transport_device_t;
+
 typedef struct weft_transport_v1 {
     uint32_t abi_version;      /* WEFT_TRANSPORT_ABI_VERSION */
     size_t struct_size;        /* sizeof(weft_transport_v1_t) */
@@ -279,6 +326,10 @@ typedef struct weft_transport_v1 {
      * an older transport.h, which ends at put, still loads and needs
      * nothing. Fields added later follow the same rule. */
     uint64_t needs;
+
+    /* Added within ABI 1, after weft 0.1: device memory services (below),
+     * or NULL. Read only when struct_size covers it. */
+    const struct weft_transport_device *device;
 } weft_transport_v1_t;
 
 /* Size of a weft_transport_v1_t of the first ABI 1 headers (up to put):
