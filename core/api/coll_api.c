@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "core/api/coll_args.h"
+#include "core/api/coll_stage.h"
 #include "core/base/error.h"
 
 /* The input of a reducing collective: sendbuf, or recvbuf in place. */
@@ -26,8 +27,7 @@ static weft_result_t start_barrier(const char *fn, weft_comm_t comm, weft_reques
         return rc;
     if (!(c = weft__coll_new(NULL, NULL, 0, 1, WEFT_UINT8, WEFT_SUM, 0)))
         return WEFT_ERR_NO_MEMORY;
-    weft__tune_choose(c, comm, WEFT__COLL_BARRIER, 0, 1);
-    return weft__coll_launch(comm, c, WEFT__COLL_BARRIER, req);
+    return weft__coll_launch_tuned(comm, c, WEFT__COLL_BARRIER, 0, 1, req);
 }
 
 WEFT_API weft_result_t weft_ibarrier(weft_comm_t comm, weft_request_t *req)
@@ -57,8 +57,7 @@ static weft_result_t start_bcast(const char *fn, void *buf, size_t count, weft_d
         return WEFT_SUCCESS;
     if (!(c = weft__coll_new(NULL, buf, count, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
-    weft__tune_choose(c, comm, WEFT__COLL_BCAST, count * esize, 1);
-    return weft__coll_launch(comm, c, WEFT__COLL_BCAST, req);
+    return weft__coll_launch_tuned(comm, c, WEFT__COLL_BCAST, count * esize, 1, req);
 }
 
 WEFT_API weft_result_t weft_ibroadcast(void *buf, size_t count, weft_dtype_t dt, int root,
@@ -93,10 +92,10 @@ static weft_result_t start_allreduce(const char *fn, const void *sendbuf, void *
         return WEFT_SUCCESS;
     if (!(c = weft__coll_new(sendbuf, recvbuf, count, esize, dt, op, 0)))
         return WEFT_ERR_NO_MEMORY;
-    if ((rc = weft__coll_apply_op(c, op, input_of(sendbuf, recvbuf), count)) != WEFT_SUCCESS)
+    rc = weft__coll_apply_op(comm, c, op, input_of(sendbuf, recvbuf), count);
+    if (rc != WEFT_SUCCESS)
         return rc;
-    weft__tune_choose(c, comm, WEFT__COLL_ALLREDUCE, count * esize, 1);
-    return weft__coll_launch(comm, c, WEFT__COLL_ALLREDUCE, req);
+    return weft__coll_launch_tuned(comm, c, WEFT__COLL_ALLREDUCE, count * esize, 1, req);
 }
 
 WEFT_API weft_result_t weft_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
@@ -136,10 +135,9 @@ static weft_result_t start_reduce(const char *fn, const void *sendbuf, void *rec
         return WEFT_SUCCESS;
     if (!(c = weft__coll_new(input_of(sendbuf, recvbuf), recvbuf, count, esize, dt, op, root)))
         return WEFT_ERR_NO_MEMORY;
-    if ((rc = weft__coll_apply_op(c, op, c->sendbuf, count)) != WEFT_SUCCESS)
+    if ((rc = weft__coll_apply_op(comm, c, op, c->sendbuf, count)) != WEFT_SUCCESS)
         return rc;
-    weft__tune_choose(c, comm, WEFT__COLL_REDUCE, count * esize, 1);
-    return weft__coll_launch(comm, c, WEFT__COLL_REDUCE, req);
+    return weft__coll_launch_tuned(comm, c, WEFT__COLL_REDUCE, count * esize, 1, req);
 }
 
 WEFT_API weft_result_t weft_ireduce(const void *sendbuf, void *recvbuf, size_t count,
@@ -188,10 +186,11 @@ static weft_result_t start_reduce_scatter(const char *fn, const void *sendbuf, v
         weft__coll_free(c);
         return rc;
     }
-    if ((rc = weft__coll_apply_op(c, op, in_place ? recvbuf : sendbuf, total)) != WEFT_SUCCESS)
+    rc = weft__coll_apply_op(comm, c, op, in_place ? recvbuf : sendbuf, total);
+    if (rc != WEFT_SUCCESS)
         return rc;
-    weft__tune_choose(c, comm, WEFT__COLL_REDUCE_SCATTER, total * esize, 1);
-    return weft__coll_launch(comm, c, WEFT__COLL_REDUCE_SCATTER, req);
+    return weft__coll_launch_tuned(comm, c, WEFT__COLL_REDUCE_SCATTER, total * esize, 1,
+                                   req);
 }
 
 WEFT_API weft_result_t weft_ireduce_scatterv(const void *sendbuf, void *recvbuf,
@@ -287,10 +286,11 @@ static weft_result_t start_scan(const char *fn, const void *sendbuf, void *recvb
     if (!(c = weft__coll_new(sendbuf == recvbuf ? WEFT_IN_PLACE : sendbuf, recvbuf, count,
                              esize, dt, op, 0)))
         return WEFT_ERR_NO_MEMORY;
-    if ((rc = weft__coll_apply_op(c, op, input_of(sendbuf, recvbuf), count)) != WEFT_SUCCESS)
+    rc = weft__coll_apply_op(comm, c, op, input_of(sendbuf, recvbuf), count);
+    if (rc != WEFT_SUCCESS)
         return rc;
-    weft__tune_choose(c, comm, exclusive ? WEFT__COLL_EXSCAN : WEFT__COLL_SCAN, count * esize, 1);
-    return weft__coll_launch(comm, c, exclusive ? WEFT__COLL_EXSCAN : WEFT__COLL_SCAN, req);
+    return weft__coll_launch_tuned(comm, c, exclusive ? WEFT__COLL_EXSCAN : WEFT__COLL_SCAN,
+                                   count * esize, 1, req);
 }
 
 WEFT_API weft_result_t weft_iscan(const void *sendbuf, void *recvbuf, size_t count,

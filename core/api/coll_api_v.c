@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "core/api/coll_args.h"
+#include "core/api/coll_stage.h"
 #include "core/base/error.h"
 
 /* Room for an even layout on the stack: up to this many ranks, an even
@@ -51,9 +52,10 @@ static int any_block(const size_t *counts, const size_t *counts2, int n)
     return any != 0;
 }
 
-/* Starts c with its vectors, or frees it. */
+/* Starts c with its vectors, its algorithm chosen for bytes, or frees
+ * it. */
 static weft_result_t start_v(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
-                             const size_t *scounts,
+                             size_t bytes, int even, const size_t *scounts,
                              const size_t *sdispls, const size_t *rcounts, const size_t *rdispls,
                              weft_request_t *req)
 {
@@ -63,7 +65,7 @@ static weft_result_t start_v(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_
         weft__coll_free(c);
         return rc;
     }
-    return weft__coll_launch(comm, c, kind, req);
+    return weft__coll_launch_tuned(comm, c, kind, bytes, even, req);
 }
 
 /* ------------------------------------------------------------------ gather */
@@ -98,9 +100,8 @@ static weft_result_t start_gather(const char *fn, const void *sendbuf, size_t se
         return WEFT_SUCCESS;
     if (!(c = weft__coll_new(sendbuf, recvbuf, sendcount, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
-    weft__tune_choose(c, comm, WEFT__COLL_GATHER, sendcount * esize, even);
-    return start_v(comm, c, WEFT__COLL_GATHER, NULL, NULL, at_root ? recvcounts : NULL,
-                   at_root ? displs : NULL, req);
+    return start_v(comm, c, WEFT__COLL_GATHER, sendcount * esize, even, NULL, NULL,
+                   at_root ? recvcounts : NULL, at_root ? displs : NULL, req);
 }
 
 WEFT_API weft_result_t weft_igatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
@@ -184,9 +185,8 @@ static weft_result_t start_scatter(const char *fn, const void *sendbuf, const si
         return WEFT_SUCCESS;
     if (!(c = weft__coll_new(sendbuf, recvbuf, recvcount, esize, dt, WEFT_SUM, root)))
         return WEFT_ERR_NO_MEMORY;
-    weft__tune_choose(c, comm, WEFT__COLL_SCATTER, recvcount * esize, even);
-    return start_v(comm, c, WEFT__COLL_SCATTER, at_root ? sendcounts : NULL,
-                   at_root ? displs : NULL, NULL, NULL, req);
+    return start_v(comm, c, WEFT__COLL_SCATTER, recvcount * esize, even,
+                   at_root ? sendcounts : NULL, at_root ? displs : NULL, NULL, NULL, req);
 }
 
 WEFT_API weft_result_t weft_iscatterv(const void *sendbuf, const size_t *sendcounts,
@@ -270,8 +270,8 @@ static weft_result_t start_allgather(const char *fn, const void *sendbuf, size_t
         return WEFT_ERR_NO_MEMORY;
     for (int i = 0; i < comm->size; i++)
         even &= recvcounts[i] == recvcounts[0] && displs[i] == (size_t)i * recvcounts[0];
-    weft__tune_choose(c, comm, WEFT__COLL_ALLGATHER, sendcount * esize, even);
-    return start_v(comm, c, WEFT__COLL_ALLGATHER, NULL, NULL, recvcounts, displs, req);
+    return start_v(comm, c, WEFT__COLL_ALLGATHER, sendcount * esize, even, NULL, NULL,
+                   recvcounts, displs, req);
 }
 
 WEFT_API weft_result_t weft_iallgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
@@ -383,8 +383,8 @@ static weft_result_t start_alltoall(const char *fn, int even, size_t even_count,
     for (int i = 0; i < comm->size; i++) /* saturating: only compared */
         total = sendcounts[i] > SIZE_MAX / esize - total ? SIZE_MAX / esize
                                                          : total + sendcounts[i];
-    weft__tune_choose(c, comm, WEFT__COLL_ALLTOALL, total * esize, even);
-    return start_v(comm, c, WEFT__COLL_ALLTOALL, sendcounts, sdispls, recvcounts, rdispls, req);
+    return start_v(comm, c, WEFT__COLL_ALLTOALL, total * esize, even, sendcounts, sdispls,
+                   recvcounts, rdispls, req);
 }
 
 WEFT_API weft_result_t weft_ialltoallv(const void *sendbuf, const size_t *sendcounts,

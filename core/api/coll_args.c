@@ -8,11 +8,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "weft/transport.h"
+
 #include "core/api/coll_args.h"
 #include "core/base/error.h"
 #include "core/dt/dtype.h"
 #include "core/dt/op.h"
 #include "core/dt/reduce.h"
+#include "core/transport/plugin.h"
 
 weft_result_t weft__coll_check_call_report(weft_comm_t comm, const char *fn,
                                            const weft_request_t *req)
@@ -100,7 +103,23 @@ weft_result_t weft__coll_check_op(const char *fn, weft_dtype_t dt, weft_op_t op)
     return weft__op_check(fn, dt, op, scalar, &premul);
 }
 
-weft_result_t weft__coll_apply_op(weft__coll_t *c, weft_op_t op, const void *input, size_t count)
+weft_result_t weft__coll_apply_op(weft_comm_t comm, weft__coll_t *c, weft_op_t op,
+                                  const void *input, size_t count)
+{
+    weft__plugin_t *dev;
+    int type = WEFT_TRANSPORT_MEM_HOST, ordinal;
+
+    if ((unsigned)op <= WEFT_BXOR)
+        return WEFT_SUCCESS;
+    dev = weft__plugins_device(&comm->inst->wire.plugins);
+    if (dev && input && dev->device->mem_query(dev->ctx, input, &type, &ordinal) ==
+                            WEFT_SUCCESS && type == WEFT_TRANSPORT_MEM_CUDA)
+        return WEFT_SUCCESS; /* scaled once staged */
+    return weft__coll_apply_op_host(c, op, input, count);
+}
+
+weft_result_t weft__coll_apply_op_host(weft__coll_t *c, weft_op_t op, const void *input,
+                                       size_t count)
 {
     unsigned char scalar[8];
     int premul;
@@ -128,14 +147,15 @@ weft_result_t weft__coll_apply_op(weft__coll_t *c, weft_op_t op, const void *inp
 
 int weft__coll_skip_empty(weft_comm_t comm, weft_request_t *req)
 {
-    if (weft__coll_check_enabled())
+    /* On a stream, even an empty call keeps its place in the order. */
+    if (weft__coll_check_enabled() || comm->stream)
         return 0;
     weft__coll_start_empty(comm, req);
     return 1;
 }
 
-weft_result_t weft__coll_launch(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
-                                weft_request_t *req)
+weft_result_t weft__coll_launch_now(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
+                                    weft_request_t *req)
 {
     if (weft__coll_check_enabled()) {
         /* The check reads the call's communicator and group. */

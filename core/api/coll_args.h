@@ -62,14 +62,19 @@ weft_result_t weft__coll_check_op(const char *fn, weft_dtype_t dt, weft_op_t op)
 
 /* For a PREMUL_SUM op, replaces c's input (count elements at input) by
  * a scaled copy and makes the reduction a plain sum; frees c on failure.
- * op must have passed weft__coll_check_op. */
-weft_result_t weft__coll_apply_op(weft__coll_t *c, weft_op_t op, const void *input,
-                                  size_t count);
+ * op must have passed weft__coll_check_op. An input in device memory is
+ * left as it is, c->op the PREMUL_SUM, for the staging to scale once it
+ * is on the host (coll_stage.c). */
+weft_result_t weft__coll_apply_op(weft_comm_t comm, weft__coll_t *c, weft_op_t op,
+                                  const void *input, size_t count);
+/* The scaling itself, of an input the host can read. */
+weft_result_t weft__coll_apply_op_host(weft__coll_t *c, weft_op_t op, const void *input,
+                                       size_t count);
 
-/* Starts c (weft__coll_start), with WEFT_CHECK=1 behind the comparison of
- * the ranks' arguments (coll_check.c). Frees c on failure. */
-weft_result_t weft__coll_launch(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
-                                weft_request_t *req);
+/* Starts c (weft__coll_start) on this thread, with WEFT_CHECK=1 behind the
+ * comparison of the ranks' arguments (coll_check.c). Frees c on failure. */
+weft_result_t weft__coll_launch_now(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
+                                    weft_request_t *req);
 /* coll_check.c. Whether WEFT_CHECK=1; if so, wraps c in the check that
  * runs first and returns the wrapper (NULL: out of memory, c freed). */
 int weft__coll_check_enabled(void);

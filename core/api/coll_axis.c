@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/api/coll_args.h"
+#include "core/api/coll_stage.h"
 #include "core/base/error.h"
 
 enum axis_kind { AX_GATHER, AX_ALLGATHER, AX_SCATTER, AX_REDUCE_SCATTER, AX_ALLTOALL };
@@ -86,7 +87,8 @@ static weft_result_t axis_child(weft__coll_t *c, axis_t *x, const void *in, void
     case AX_REDUCE_SCATTER:
         rc = weft__coll_set_vectors(child, n, NULL, NULL, cnt, NULL);
         if (rc == WEFT_SUCCESS &&
-            (rc = weft__coll_apply_op(child, x->op, in, x->block * (size_t)n)) != WEFT_SUCCESS)
+            (rc = weft__coll_apply_op(c->comm, child, x->op, in, x->block * (size_t)n)) !=
+                WEFT_SUCCESS)
             return rc; /* apply_op freed the child */
         weft__reduce_scatterv_ring(child);
         break;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "core/api/coll_args.h"
+#include "core/api/coll_stage.h"
 #include "core/base/error.h"
 
 WEFT_API void weft_free(void *ptr)

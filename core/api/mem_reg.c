@@ -17,6 +17,7 @@
 
 #include "weft/transport.h"
 
+#include "core/api/stream.h"
 #include "core/comm/comm.h"
 #include "core/base/error.h"
 #include "core/progress/instance.h"
@@ -114,18 +115,8 @@ WEFT_API weft_result_t weft_mem_deregister(weft_memreg_t reg)
 WEFT_API weft_result_t weft_comm_set_stream(weft_comm_t comm, void *cuda_stream)
 {
     weft_result_t rc = weft__comm_check(comm, "weft_comm_set_stream");
-    const weft__plugin_set_t *set;
-    int cuda = 0;
 
-    if (rc != WEFT_SUCCESS || !cuda_stream)
-        return rc; /* no stream: operations run as they always did */
-    set = &comm->inst->wire.plugins;
-    for (int i = 0; i < set->n; i++)
-        cuda |= (set->plugins[i].caps.mem_types >> WEFT_TRANSPORT_MEM_CUDA) & 1;
-    if (!cuda)
-        return weft__error(WEFT_ERR_UNSUPPORTED, "weft_comm_set_stream: cuda_stream: no "
-                           "transport of this job handles CUDA memory, so no operation "
-                           "could use the stream");
-    return weft__error(WEFT_ERR_UNSUPPORTED, "weft_comm_set_stream: cuda_stream: this "
-                       "release of weft does not order operations on CUDA streams");
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    return weft__stream_set(comm, cuda_stream, "weft_comm_set_stream");
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/api/p2p_stage.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
 #include "core/comm/comm.h"
@@ -62,6 +63,14 @@ static weft_result_t post_one(const char *fn, int kind, const void *buf, size_t 
     rc = check_op(fn, kind, buf, count, dt, peer, tag, comm, &bytes);
     if (rc != WEFT_SUCCESS)
         return rc;
+    if (__builtin_expect(weft__p2p_maybe_staged(comm), 0)) {
+        weft_p2p_op_t op = { kind, (void *)buf, count, dt, peer, tag };
+        int handled;
+
+        rc = weft__p2p_stage_post(comm, 1, &op, req, fn, &handled);
+        if (handled || rc != WEFT_SUCCESS)
+            return rc;
+    }
     rc = weft__request_create(&comm->ctx, 1, &r);
     if (rc != WEFT_SUCCESS)
         return rc;
@@ -115,6 +124,13 @@ WEFT_API weft_result_t weft_batch_isend_irecv(int n, const weft_p2p_op_t *ops, w
         snprintf(fn, sizeof(fn), "weft_batch_isend_irecv: ops[%d]", i);
         return check_op(fn, ops[i].kind, ops[i].buf, ops[i].count, ops[i].dt, ops[i].peer,
                         ops[i].tag, comm, &bytes);
+    }
+    if (__builtin_expect(weft__p2p_maybe_staged(comm), 0)) {
+        int handled;
+
+        rc = weft__p2p_stage_post(comm, n, ops, req, "weft_batch_isend_irecv", &handled);
+        if (handled || rc != WEFT_SUCCESS)
+            return rc;
     }
     return weft__request_post_batch(&comm->ctx, n, ops, req);
 }

@@ -181,6 +181,11 @@ WEFT_API weft_result_t weft_comm_destroy(weft_comm_t comm)
 
     if (rc != WEFT_SUCCESS)
         return rc;
+    /* What a stream still holds runs first (or gives up at the timeout):
+     * its thread must be gone before the lists are walked. */
+    if (weft__comm_quiesce(comm, "weft_comm_destroy") != WEFT_SUCCESS)
+        WEFT_WARN(INIT, "weft_comm_destroy: %s; destroying the communicator anyway",
+                  weft__get_error());
     fail_active(&comm->ctx, WEFT_ERR_ABORTED);
     fail_active(&comm->internal, WEFT_ERR_ABORTED);
     weft__comm_free(comm);

@@ -46,6 +46,12 @@ struct weft_comm {
     struct weft__tune_cache *tune;   /* tune: its choices (tune/table.c), or NULL */
     struct weft__shared *shared;     /* coll/shared: its node-shared segment, once mapped */
     uint32_t shared_gen;             /* coll/shared: shared collectives chosen on it so far */
+    /* The CUDA stream its operations are ordered on (api/stream.c), or
+     * NULL. Once set, a thread of that layer runs the communicator's
+     * operations and is its own thread; the caller's thread must wait for
+     * it (quiesce) before anything else uses the communicator. */
+    struct weft__stream *stream;
+    weft_result_t (*quiesce)(struct weft_comm *comm, const char *fn);
     /* inst->comms, so that an abort notice finds its communicator. */
     struct weft_comm *next_comm, *prev_comm;
 };
@@ -65,7 +71,20 @@ weft_result_t weft__comm_add_destructor(weft_comm_t comm, weft__comm_dtor_fn fn,
  * pending (weft__mctx_aborted). On comm's own thread only. */
 static inline int weft__comm_aborted(weft_comm_t comm)
 {
+    /* A communicator on a stream belongs to the stream's thread: the
+     * caller's only looks. */
+    if (__builtin_expect(comm->stream != NULL, 0))
+        return __atomic_load_n(&comm->ctx.aborted, __ATOMIC_ACQUIRE) ||
+               __atomic_load_n(&comm->ctx.abort_pending, __ATOMIC_ACQUIRE);
     return weft__mctx_aborted(&comm->ctx);
+}
+
+/* Waits until nothing runs on comm but the calling thread: a
+ * communicator on a stream first finishes what the stream queued
+ * (comm->quiesce). fn names the caller for errors. */
+static inline weft_result_t weft__comm_quiesce(weft_comm_t comm, const char *fn)
+{
+    return comm->quiesce ? comm->quiesce(comm, fn) : WEFT_SUCCESS;
 }
 
 #endif /* WEFT_CORE_COMM_H */

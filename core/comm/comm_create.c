@@ -182,6 +182,8 @@ static weft_result_t check_parent(weft_comm_t comm, const char *fn, weft_comm_t 
 {
     weft_result_t rc = weft__comm_check(comm, fn);
 
+    if (rc == WEFT_SUCCESS)
+        rc = weft__comm_quiesce(comm, fn);
     if (rc != WEFT_SUCCESS)
         return rc;
     if (weft__comm_aborted(comm))

@@ -68,6 +68,8 @@ WEFT_API weft_result_t weft_mesh_create(weft_comm_t comm, int ndims, const int *
     long product = 1;
     int rest;
 
+    if (rc == WEFT_SUCCESS)
+        rc = weft__comm_quiesce(comm, "weft_mesh_create");
     if (rc != WEFT_SUCCESS)
         return rc;
     if (!mesh)

@@ -435,6 +435,42 @@ static const char *plugin_error(void)
     return text && *text ? text : "no reason given";
 }
 
+/* The device services of a table built with a header that has them,
+ * when they are whole: NULL otherwise, with a warning when the table
+ * offers services it cannot back. */
+static const weft_transport_device_t *table_device(const weft_transport_v1_t *ops,
+                                                   const char *path)
+{
+    const weft_transport_device_t *d;
+    const void *fns[9];
+
+    if (ops->struct_size < offsetof(weft_transport_v1_t, device) + sizeof(ops->device) ||
+        !(d = ops->device))
+        return NULL;
+    if (!in_loaded_object(d) || d->struct_size < sizeof(*d)) {
+        WEFT_WARN(PLUGIN, "%s: its device services are %s: not used for device memory", path,
+                  !in_loaded_object(d) ? "outside every loaded object"
+                                       : "of an older, smaller table");
+        return NULL;
+    }
+    fns[0] = (const void *)d->mem_query;
+    fns[1] = (const void *)d->copy;
+    fns[2] = (const void *)d->host_alloc;
+    fns[3] = (const void *)d->host_free;
+    fns[4] = (const void *)d->stream_check;
+    fns[5] = (const void *)d->stream_copy;
+    fns[6] = (const void *)d->stream_write;
+    fns[7] = (const void *)d->stream_wait;
+    fns[8] = (const void *)d->stream_sync;
+    for (int i = 0; i < 9; i++)
+        if (!fns[i] || !in_loaded_object(fns[i])) {
+            WEFT_WARN(PLUGIN, "%s: device service %d of its table is %s: not used for "
+                      "device memory", path, i, fns[i] ? "outside every loaded object" : "NULL");
+            return NULL;
+        }
+    return d;
+}
+
 /* init and query one plugin whose table passed the checks. */
 static void start(struct search *s, weft__plugin_candidate_t *c, void *dl,
                   const weft_transport_v1_t *ops)
@@ -490,6 +526,7 @@ static void start(struct search *s, weft__plugin_candidate_t *c, void *dl,
     pl->caps = caps;
     pl->needs = c->needs;
     pl->forced = c->forced;
+    pl->device = table_device(ops, c->path);
     pthread_mutex_init(&pl->lock, NULL);
     set->n++;
     c->state = WEFT__PLUGIN_LOADED;
@@ -853,4 +890,12 @@ void weft__plugins_unload(weft__plugin_set_t *set)
     free(set->candidates);
     free(set->dirs);
     memset(set, 0, sizeof(*set));
+}
+
+weft__plugin_t *weft__plugins_device(weft__plugin_set_t *set)
+{
+    for (int i = 0; i < set->n; i++)
+        if (set->plugins[i].device)
+            return &set->plugins[i];
+    return NULL;
 }

@@ -102,6 +102,8 @@ typedef struct weft__plugin {
     /* The ABI promises plugins one caller at a time per ctx. */
     pthread_mutex_t lock;
     int used;                        /* reaches at least one peer: progressed */
+    /* Its device memory services (NULL: none), checked at load. */
+    const weft_transport_device_t *device;
 } weft__plugin_t;
 
 typedef struct weft__plugin_set {
@@ -202,5 +204,9 @@ void weft__plugin_log_capture(weft__plugin_log_sink_t sink, void *arg);
  * candidates and folders, and leaves set zeroed (calling it again, or on a
  * zeroed set, does nothing). */
 void weft__plugins_unload(weft__plugin_set_t *set);
+
+/* The first loaded plugin that offers device memory services, or NULL:
+ * the one the core stages device buffers and orders streams with. */
+weft__plugin_t *weft__plugins_device(weft__plugin_set_t *set);
 
 #endif /* WEFT_CORE_PLUGIN_H */
