@@ -34,6 +34,7 @@ typedef struct bench_opts {
     const char *plot;         /* --plot FILE.svg */
     const char *tune;         /* --tune FILE */
     const char *algo;         /* -a, for the reports */
+    int cuda;                 /* --memory cuda: buffers in device memory */
 } bench_opts_t;
 
 /* One row of the report, kept for --json and --plot. */
@@ -43,6 +44,14 @@ typedef struct bench_result {
     double t_us[2];           /* out of place, in place */
     long long wrong[2];
 } bench_result_t;
+
+/* bench_cuda.c: --memory cuda. Opens the driver (exits on failure);
+ * device memory and copies to and from it (exit on failure). */
+void bench_cuda_open(void);
+void *bench_cuda_alloc(size_t bytes);
+void bench_cuda_free(void *dev);
+void bench_cuda_to(void *dev, const void *host, size_t bytes);
+void bench_cuda_from(void *host, const void *dev, size_t bytes);
 
 /* bench_tune.c: --tune. Before weft_init; then measures the tuner's
  * parameters and writes them to path (rank 0); 0 on success. */

@@ -40,6 +40,8 @@ static void usage(FILE *f)
           "      --plot FILE       draw busbw against size, one line per operation (SVG)\n"
           "      --tune FILE       measure the tuner's parameters, write them to FILE for\n"
           "                        WEFT_TUNE_FILE, print the predicted times, and exit\n"
+          "  -m, --memory KIND     host, or cuda: the buffers in CUDA device memory (the\n"
+          "                        driver of WEFT_CUDA_DRIVER or libcuda.so.1)\n"
           "  -h, --help\n", f);
 }
 
@@ -108,7 +110,8 @@ static void parse(int argc, char **argv, bench_opts_t *o)
         { "algo", required_argument, NULL, 'a' }, { "csv", required_argument, NULL, 'C' },
         { "json", required_argument, NULL, 'J' }, { "plot", required_argument, NULL, 'P' },
         { "tune", required_argument, NULL, 'T' }, { "warmup-ms", required_argument, NULL, 'W' },
-        { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
+        { "memory", required_argument, NULL, 'm' }, { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 }
     };
     const char *ops = "allreduce", *algo = NULL;
     char list[256], spec[512] = "", *save = NULL;
@@ -117,7 +120,7 @@ static void parse(int argc, char **argv, bench_opts_t *o)
     *o = (bench_opts_t){ .min_bytes = 8, .max_bytes = 32u << 20, .factor = 2,
                          .dt = WEFT_FLOAT32, .redop = WEFT_SUM, .check = 1, .warmup = 5,
                          .iters = 20 };
-    while ((c = getopt_long(argc, argv, "o:b:e:f:d:r:R:c:w:n:a:h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:b:e:f:d:r:R:c:w:n:a:m:h", longs, NULL)) != -1) {
         switch (c) {
         case 'o': ops = optarg; break;
         case 'b': o->min_bytes = parse_size(optarg); break;
@@ -147,6 +150,11 @@ static void parse(int argc, char **argv, bench_opts_t *o)
         case 'J': o->json = optarg; break;
         case 'P': o->plot = optarg; break;
         case 'T': o->tune = optarg; break;
+        case 'm':
+            if (strcmp(optarg, "host") && strcmp(optarg, "cuda"))
+                die("-m %s: the memory is host or cuda", optarg);
+            o->cuda = !strcmp(optarg, "cuda");
+            break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); exit(2);
         }
@@ -248,13 +256,27 @@ static double measure(bench_kind_t k, void *sb, void *rb, size_t count, const be
     return t;
 }
 
+/* Device mirrors of the buffers (--memory cuda), or NULL, and their bytes. */
+typedef struct mirror {
+    void *sb, *rb;
+    size_t sbytes, rbytes;
+} mirror_t;
+
 static long long wrong_elements(bench_kind_t k, void *sb, void *rb, size_t count,
-                                const bench_opts_t *o, int in_place, int n, weft_comm_t world)
+                                const bench_opts_t *o, int in_place, int n, weft_comm_t world,
+                                const mirror_t *dev)
 {
     long long wrong;
 
     bench_fill(k, sb, rb, count, o, rank, n, in_place);
-    check(bench_run(k, sb, rb, count, o, in_place, world), bench_kind_name(k));
+    if (dev->sb) {
+        bench_cuda_to(dev->sb, sb, dev->sbytes);
+        bench_cuda_to(dev->rb, rb, dev->rbytes);
+        check(bench_run(k, dev->sb, dev->rb, count, o, in_place, world), bench_kind_name(k));
+        bench_cuda_from(rb, dev->rb, dev->rbytes);
+    } else {
+        check(bench_run(k, sb, rb, count, o, in_place, world), bench_kind_name(k));
+    }
     wrong = (long long)bench_wrong(k, rb, count, o, rank, n, in_place);
     check(weft_allreduce(WEFT_IN_PLACE, &wrong, 1, WEFT_INT64, WEFT_SUM, world), "allreduce");
     return wrong;
@@ -267,6 +289,7 @@ int main(int argc, char **argv)
     size_t esize = 0, send, recv;
     FILE *csv = NULL;
     void *sb, *rb;
+    mirror_t dev = { NULL, NULL, 0, 0 };
     long long total_wrong = 0;
     bench_result_t *results = NULL;
     size_t nresults = 0, cap = 0;
@@ -293,6 +316,14 @@ int main(int argc, char **argv)
     rb = calloc(recv + 1, esize);
     if (!sb || !rb)
         die("cannot allocate the buffers for -e %s", "the largest size");
+    /* --memory cuda: the operations run on device copies of sb and rb */
+    if (o.cuda) {
+        bench_cuda_open();
+        dev.sbytes = (send + 1) * esize;
+        dev.rbytes = (recv + 1) * esize;
+        dev.sb = bench_cuda_alloc(dev.sbytes);
+        dev.rb = bench_cuda_alloc(dev.rbytes);
+    }
     if (o.csv && rank == 0) {
         if (!(csv = fopen(o.csv, "w")))
             die("cannot write %s", o.csv);
@@ -312,9 +343,15 @@ int main(int argc, char **argv)
 
             for (int p = 0; p < 2; p++) {
                 bench_fill((bench_kind_t)k, sb, rb, count, &o, rank, n, p);
-                t[p] = measure((bench_kind_t)k, sb, rb, count, &o, p, world);
+                if (dev.sb) {
+                    bench_cuda_to(dev.sb, sb, dev.sbytes);
+                    bench_cuda_to(dev.rb, rb, dev.rbytes);
+                }
+                t[p] = measure((bench_kind_t)k, dev.sb ? dev.sb : sb, dev.sb ? dev.rb : rb,
+                               count, &o, p, world);
                 if (o.check)
-                    wrong[p] = wrong_elements((bench_kind_t)k, sb, rb, count, &o, p, n, world);
+                    wrong[p] = wrong_elements((bench_kind_t)k, sb, rb, count, &o, p, n, world,
+                                              &dev);
                 total_wrong += wrong[p];
             }
             if (rank == 0) {
@@ -350,6 +387,10 @@ int main(int argc, char **argv)
     free(results);
     free(sb);
     free(rb);
+    if (dev.sb) {
+        bench_cuda_free(dev.sb);
+        bench_cuda_free(dev.rb);
+    }
     check(weft_comm_destroy(world), "weft_comm_destroy");
     return total_wrong ? 1 : 0;
 }
