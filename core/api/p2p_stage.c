@@ -3,11 +3,17 @@
  * p2p_stage.c: point-to-point operations on device buffers, and on
  * communicators with a CUDA stream (p2p_stage.h).
  *
- * As for collectives (coll_stage.c): a device buffer is staged through
- * host memory. A send copies its buffer to the host when it is posted; a
- * receive lands in host memory and is copied to the device buffer when
- * it completes. The user's request is then one an owner drives (the
- * request layer's ops), polling the request on host memory inside it.
+ * A device buffer goes to the transport as it is where the transport
+ * that reaches the peer moves device memory itself (it announces
+ * WEFT_TRANSPORT_MEM_CUDA: ib-verbs with GPUDirect RDMA): the buffer is
+ * registered with it for the operation (mem_register, whose handle goes
+ * with the send or receive) and released when the operation is done.
+ * Elsewhere, and for receives from any source, whose transport is not
+ * known in advance, it is staged through host memory as for collectives
+ * (coll_stage.c): a send copies its buffer to the host when it is
+ * posted; a receive lands in host memory and is copied to the device
+ * buffer when it completes. The user's request is then one an owner
+ * drives (the request layer's ops), polling the request inside it.
  *
  * On a stream, the operations are queued on it and run on the stream
  * thread when the stream gets there (stream.h); the request is complete
@@ -24,6 +30,7 @@
 #include "core/api/p2p_stage.h"
 #include "core/api/stream.h"
 #include "core/base/error.h"
+#include "core/base/log.h"
 #include "core/dt/dtype.h"
 #include "core/progress/progress.h"
 #include "core/progress/request.h"
@@ -36,6 +43,8 @@ typedef struct p2p_stage {
     weft_p2p_op_t *ops;            /* the operations, on staged buffers */
     void **user_buf;               /* each one's device buffer, or NULL */
     void **host;                   /* each one's staging, or NULL */
+    void **mh;                     /* each one's registration with its transport */
+    weft__plugin_t **mh_plugin;    /* that transport */
     int on_stream;
     struct weft_request *inner;    /* the operations on host memory */
     char why[256];
@@ -44,6 +53,15 @@ typedef struct p2p_stage {
 
 static void stage_free(p2p_stage_t *s)
 {
+    for (int i = 0; i < s->n && s->mh; i++) {
+        weft__plugin_t *pl = s->mh_plugin[i];
+
+        if (!s->mh[i])
+            continue;
+        pthread_mutex_lock(&pl->lock);
+        pl->ops->mem_deregister(pl->ctx, s->mh[i]);
+        pthread_mutex_unlock(&pl->lock);
+    }
     for (int i = 0; i < s->n; i++) {
         if (!s->host || !s->host[i])
             continue;
@@ -55,6 +73,8 @@ static void stage_free(p2p_stage_t *s)
     free(s->ops);
     free(s->user_buf);
     free(s->host);
+    free(s->mh);
+    free(s->mh_plugin);
     free(s);
 }
 
@@ -67,7 +87,7 @@ static weft_result_t copy_back(p2p_stage_t *s, const struct weft_request *inner)
         const weft__subop_t *sub = &inner->subs[i];
         size_t got = sub->len < sub->bytes ? sub->len : sub->bytes;
 
-        if (!s->user_buf[i] || s->ops[i].kind != WEFT_P2P_RECV || !got)
+        if (!s->host[i] || s->ops[i].kind != WEFT_P2P_RECV || !got)
             continue;
         weft__clear_error();
         rc = s->dev->device->copy(s->dev->ctx, s->user_buf[i], s->host[i], got);
@@ -175,7 +195,37 @@ static void stream_release(void *arg)
 
 /* ------------------------------------------------ the entry */
 
-/* Stages the device buffers among s's operations; *any when one is. */
+/* Registers operation i's device buffer with the transport that reaches
+ * its peer, where that one moves device memory: WEFT_SUCCESS then, else
+ * the buffer is to be staged (a refusal is logged once per transport). */
+static weft_result_t register_direct(p2p_stage_t *s, int i)
+{
+    const weft_p2p_op_t *op = &s->ops[i];
+    size_t bytes = op->count * weft__dtype_bytes(op->dt);
+    weft__plugin_t *pl;
+    weft_result_t rc;
+
+    if (op->peer == WEFT_ANY_SOURCE)
+        return WEFT_ERR_UNSUPPORTED;
+    pl = s->comm->inst->wire.peers[s->comm->world_ranks[op->peer]].plugin;
+    if (!pl || !((pl->caps.mem_types >> WEFT_TRANSPORT_MEM_CUDA) & 1))
+        return WEFT_ERR_UNSUPPORTED;
+    weft__clear_error();
+    pthread_mutex_lock(&pl->lock);
+    rc = pl->ops->mem_register(pl->ctx, op->buf, bytes, WEFT_TRANSPORT_MEM_CUDA, &s->mh[i]);
+    pthread_mutex_unlock(&pl->lock);
+    if (rc != WEFT_SUCCESS) {
+        s->mh[i] = NULL;
+        WEFT_INFO(TRANSPORT, "%s: %s cannot register %zu bytes of device memory (%s): "
+                  "staged through host memory", s->fn, pl->name, bytes, weft__get_error());
+        return rc;
+    }
+    s->mh_plugin[i] = pl;
+    return WEFT_SUCCESS;
+}
+
+/* Stages the device buffers among s's operations, or registers them with
+ * their transports; *any when one is in device memory. */
 static weft_result_t stage_buffers(p2p_stage_t *s, int *any, weft__stream_copy_t *in,
                                    weft__stream_copy_t *out)
 {
@@ -198,11 +248,13 @@ static weft_result_t stage_buffers(p2p_stage_t *s, int *any, weft__stream_copy_t
         if (type != WEFT_TRANSPORT_MEM_CUDA)
             continue;
         *any = 1;
+        s->user_buf[i] = op->buf;
+        if (!s->on_stream && register_direct(s, i) == WEFT_SUCCESS)
+            continue;
         s->host[i] = s->on_stream ? weft__stream_host_alloc(s->comm, bytes) : malloc(bytes);
         if (!s->host[i])
             return weft__error(WEFT_ERR_NO_MEMORY, "%s: cannot allocate %zu bytes of staging",
                                s->fn, bytes);
-        s->user_buf[i] = op->buf;
         if (op->kind == WEFT_P2P_SEND)
             in[nin++] = (weft__stream_copy_t){ s->host[i], op->buf, bytes };
         else if (out)
@@ -231,8 +283,28 @@ static int count_copies(const p2p_stage_t *s, int kind)
     int n = 0;
 
     for (int i = 0; i < s->n; i++)
-        n += s->user_buf[i] && s->ops[i].kind == kind;
+        n += s->host[i] && s->ops[i].kind == kind;
     return n;
+}
+
+/* The operations on their staging or with their registrations. */
+static weft_result_t post_inner(p2p_stage_t *s)
+{
+    weft__mctx_t *ctx = &s->comm->ctx;
+    weft_result_t rc = weft__request_create(ctx, s->n, &s->inner);
+
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    for (int i = 0; i < s->n; i++) {
+        const weft_p2p_op_t *op = &s->ops[i];
+        size_t elem = weft__dtype_bytes(op->dt);
+
+        weft__subop_fill(&s->inner->subs[i], ctx, op->kind, op->buf, op->count * elem, elem,
+                         op->peer, op->tag);
+        s->inner->subs[i].mhandle = s->mh[i];
+    }
+    weft__request_start(s->inner);
+    return WEFT_SUCCESS;
 }
 
 weft_result_t weft__p2p_stage_post(weft_comm_t comm, int n, const weft_p2p_op_t *ops,
@@ -255,9 +327,11 @@ weft_result_t weft__p2p_stage_post(weft_comm_t comm, int n, const weft_p2p_op_t 
     s->ops = malloc((size_t)(n ? n : 1) * sizeof(*s->ops));
     s->user_buf = calloc((size_t)(n ? n : 1), sizeof(*s->user_buf));
     s->host = calloc((size_t)(n ? n : 1), sizeof(*s->host));
+    s->mh = calloc((size_t)(n ? n : 1), sizeof(*s->mh));
+    s->mh_plugin = calloc((size_t)(n ? n : 1), sizeof(*s->mh_plugin));
     in = malloc((size_t)(n ? n : 1) * sizeof(*in));
     out = malloc((size_t)(n ? n : 1) * sizeof(*out));
-    if (!s->ops || !s->user_buf || !s->host || !in || !out) {
+    if (!s->ops || !s->user_buf || !s->host || !s->mh || !s->mh_plugin || !in || !out) {
         rc = weft__error(WEFT_ERR_NO_MEMORY, "%s: out of memory", fn);
         goto fail;
     }
@@ -295,7 +369,7 @@ weft_result_t weft__p2p_stage_post(weft_comm_t comm, int n, const weft_p2p_op_t 
     free(out);
     in = out = NULL;
     if (rc == WEFT_SUCCESS)
-        rc = weft__request_post_batch(&comm->ctx, n, s->ops, &s->inner);
+        rc = post_inner(s);
     if (rc == WEFT_SUCCESS && (rc = weft__request_create_complete(&comm->ctx, &r)) !=
                                   WEFT_SUCCESS) {
         weft__request_cancel(s->inner, rc);

@@ -204,6 +204,7 @@ void weft__subop_fill(weft__subop_t *sub, const weft__mctx_t *ctx, int kind, con
 {
     sub->kind = kind;
     sub->buf = (void *)buf;
+    sub->mhandle = NULL;
     sub->bytes = bytes;
     sub->elem_size = elem_size;
     sub->peer = peer;
@@ -276,10 +277,11 @@ static weft_result_t sub_post_held(weft__mctx_t *ctx, weft__subop_t *sub, weft__
         *held = pl;
     }
     if (sub->kind == WEFT_P2P_SEND)
-        rc = pl->ops->isend(pl->ctx, world, sub->buf, sub->bytes, sub->tag, NULL, &sub->treq);
-    else
-        rc = pl->ops->irecv(pl->ctx, world, sub->buf, sub->bytes, sub->tag, sub->ignore, NULL,
+        rc = pl->ops->isend(pl->ctx, world, sub->buf, sub->bytes, sub->tag, sub->mhandle,
                             &sub->treq);
+    else
+        rc = pl->ops->irecv(pl->ctx, world, sub->buf, sub->bytes, sub->tag, sub->ignore,
+                            sub->mhandle, &sub->treq);
     if (rc != WEFT_SUCCESS) {
         WEFT_WARN(TRANSPORT, "%s %s to world rank %d failed: %s (%s)", pl->name,
                   sub->kind == WEFT_P2P_SEND ? "isend" : "irecv", world, weft_strerror(rc),

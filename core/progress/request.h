@@ -36,6 +36,9 @@ typedef struct weft__subop {
     int user_tag;                 /* or WEFT_ANY_TAG */
     uint64_t tag, ignore;
     weft__plugin_t *plugin;       /* where treq lives */
+    /* The handle plugin's mem_register gave for buf (device memory the
+     * transport moves itself), or NULL. */
+    void *mhandle;
     void *treq;
     weft_result_t result;
     int source;                   /* member of the context, when done */
