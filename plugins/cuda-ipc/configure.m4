@@ -8,6 +8,6 @@ AC_DEFUN([WEFT_TRANSPORT_CUDA_IPC_CONFIGURE], [
   weft_cuda_ipc_why=$weft_cuda_why
   AS_IF([test "x$weft_cuda_happy" = xyes],
         [weft_cuda_ipc_happy=yes
-         weft_cuda_ipc_why="lists the GPUs; moves no messages yet"])
+         weft_cuda_ipc_why="device memory services; device buffers are staged through host memory (no direct GPU-to-GPU copies yet)"])
   AM_CONDITIONAL([WEFT_BUILD_CUDA_IPC], [test "x$weft_cuda_ipc_happy" = xyes])
 ])

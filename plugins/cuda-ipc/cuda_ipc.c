@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,12 +45,51 @@ static weft_result_t list_devices(struct cipc_ctx *c, int ordinal)
     return WEFT_SUCCESS;
 }
 
+/* Sets c->memops and *how, which says why they are off (kept in buf).
+ * The probe needs the primary context current; the thread that called
+ * weft_init gets back whatever context it had, as a library should leave
+ * it. */
+static weft_result_t decide_memops(struct cipc_ctx *c, int wanted, char *buf, size_t cap,
+                                   const char **how)
+{
+    const struct wcu_fns *f = &c->drv.fn;
+    char why[WCU_WHY_MAX - sizeof("off ()")];
+    CUcontext prev;
+    CUresult rc;
+
+    c->memops = 0;
+    *how = "off";
+    if (!wanted) {
+        *how = "off (WEFT_CUDA_MEMOPS=0)";
+        return WEFT_SUCCESS;
+    }
+    if (!(c->dev.features & WCU_DEV_MEMOPS)) {
+        *how = "off (the device has none)";
+        return WEFT_SUCCESS;
+    }
+    if ((rc = f->cuCtxGetCurrent(&prev)) != CUDA_SUCCESS)
+        return weft__cuda_ipc_err_report(c, rc, "cuCtxGetCurrent");
+    if ((rc = f->cuCtxSetCurrent(c->primary)) != CUDA_SUCCESS)
+        return weft__cuda_ipc_err_report(c, rc, "cuCtxSetCurrent(primary context)");
+    c->memops = weft__cuda_ipc_memops_probe(c, why, sizeof(why));
+    if ((rc = f->cuCtxSetCurrent(prev)) != CUDA_SUCCESS)
+        return weft__cuda_ipc_err_report(c, rc, "cuCtxSetCurrent(the caller's context)");
+    if (c->memops) {
+        *how = "on";
+    } else {
+        snprintf(buf, cap, "off (%s)", why);
+        *how = buf;
+    }
+    return WEFT_SUCCESS;
+}
+
 static weft_result_t cipc_init(const weft_transport_core_t *core, void **ctxp)
 {
     char why[WCU_WHY_MAX];
+    const char *memops_how;
     struct cipc_ctx *c;
     enum wcu_status st;
-    int ordinal;
+    int ordinal, memops;
     weft_result_t r;
     CUresult rc;
 
@@ -57,6 +97,11 @@ static weft_result_t cipc_init(const weft_transport_core_t *core, void **ctxp)
     if (!core || core->struct_size < offsetof(weft_transport_core_t, get_param) +
                                          sizeof(core->get_param))
         return WEFT_ERR_INVALID_ARG;
+    if (weft__cuda_ipc_param_memops(param(core, "WEFT_CUDA_MEMOPS"), &memops, why,
+                                    sizeof(why)) != 0) {
+        core->set_error("%s", why);
+        return WEFT_ERR_INVALID_ARG;
+    }
     c = calloc(1, sizeof(*c));
     if (!c) {
         core->set_error("cannot allocate %zu bytes of state", sizeof(*c));
@@ -78,16 +123,27 @@ static weft_result_t cipc_init(const weft_transport_core_t *core, void **ctxp)
     }
     if ((r = list_devices(c, ordinal)) != WEFT_SUCCESS)
         goto err_close;
+    /* Every service passes host and device pointers to the driver as
+     * they are, which only unified addressing makes valid. */
+    if (!(c->dev.features & WCU_DEV_UVA)) {
+        core->set_error("cuda%d (%s) has no unified addressing", ordinal, c->dev.name);
+        r = WEFT_ERR_UNSUPPORTED;
+        goto err_close;
+    }
     rc = c->drv.fn.cuDevicePrimaryCtxRetain(&c->primary, c->dev.dev);
     if (rc != CUDA_SUCCESS) {
         r = weft__cuda_ipc_err_report(c, rc, "cuDevicePrimaryCtxRetain");
         goto err_close;
     }
+    if ((r = decide_memops(c, memops, why, sizeof(why), &memops_how)) != WEFT_SUCCESS)
+        goto err_release;
     core->log(WEFT_TRANSPORT_LOG_INFO, CIPC_NAME, "this process uses cuda%d (%s), its primary "
-              "context", ordinal, c->dev.uuid);
+              "context; stream memory operations %s", ordinal, c->dev.uuid, memops_how);
     *ctxp = c;
     return WEFT_SUCCESS;
 
+err_release:
+    c->drv.fn.cuDevicePrimaryCtxRelease(c->dev.dev);
 err_close:
     weft__cudrv_close(&c->drv);
 err_free:
@@ -139,7 +195,8 @@ const weft_transport_v1_t weft_transport_v1 = {
     .abi_version = WEFT_TRANSPORT_ABI_VERSION,
     .struct_size = sizeof(weft_transport_v1_t),
     .name = CIPC_NAME,
-    .description = "NVIDIA GPUs of one node; moves no messages yet",
+    .description = "NVIDIA GPUs of one node: device memory services for the core (copies, "
+                   "streams, staging memory); moves no messages yet",
     .init = cipc_init,
     .query = cipc_query,
     .get_address = weft__cuda_ipc_msg_get_address,
@@ -156,4 +213,5 @@ const weft_transport_v1_t weft_transport_v1 = {
     .progress = weft__cuda_ipc_msg_progress,
     .get_wait_fd = weft__cuda_ipc_msg_get_wait_fd,
     .needs = WEFT_TRANSPORT_NEED_CUDA_GPU,
+    .device = &weft__cuda_ipc_device,
 };
