@@ -23,7 +23,8 @@
  * Devices (cudrv_dev.c), buffers (cudrv_ptr.c), error text (cudrv_err.c).
  *
  * Ownership: a struct wcu_drv owns its dlopen handle; no state is global,
- * so each plugin (and each of its contexts) opens its own. Nothing here
+ * so each plugin (and each of its contexts) opens its own. The library
+ * itself stays loaded once cuInit has run (cudrv_open.c says why). Nothing here
  * locks: the core serialises calls into a plugin's context. The CUDA
  * calls themselves are thread-safe, as the driver makes them.
  */

@@ -8,9 +8,18 @@
  * initialisation, and an old driver is better named as such than by
  * whatever its cuInit says. The stub answers both with
  * CUDA_ERROR_STUB_LIBRARY (cudrv_sym.c usually sees it first).
+ *
+ * A driver that gets as far as cuInit stays loaded for the life of the
+ * process (RTLD_NODELETE), whatever weft__cudrv_close does with the
+ * handle: from cuInit on, the driver has threads of its own (the test double one per
+ * stream, detached, which finish after cuStreamDestroy returns), and a
+ * dlclose that unmapped the library would pull their code from under
+ * them. A program that links libcuda keeps it loaded anyway; one that
+ * does not (weft-info) would crash at the plugin's finalize.
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +105,9 @@ enum wcu_status weft__cudrv_open(struct wcu_drv *d, const weft_transport_core_t 
         return WCU_TOO_OLD;
     }
 
+    if (!dlopen(d->path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD | RTLD_NODELETE))
+        core->log(WEFT_TRANSPORT_LOG_WARN, plugin, "%s cannot be kept loaded (%s): unloading "
+                  "it may crash the driver's threads", d->path, dlerror());
     rc = d->fn.cuInit(0);
     if (rc == CUDA_ERROR_STUB_LIBRARY)
         return stub(d, why, cap);

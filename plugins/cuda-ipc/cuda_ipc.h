@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cuda_ipc.h: internals of the cuda-ipc transport, shared by its files.
+ *
+ * What it is today
+ *   The transport for NVIDIA GPUs of one node. This first part offers the
+ *   core the device memory services of weft/transport.h
+ *   (weft_transport_device_t): telling device buffers from host ones,
+ *   copies either way, page-locked staging memory, and ordering on the
+ *   user's stream (copies, flag writes and waits enqueued on it). It
+ *   moves no messages yet: reach() declines every peer, so the core
+ *   routes all ranks through its other transports and stages device
+ *   buffers through host memory with these services. Direct GPU-to-GPU
+ *   copies between processes (CUDA IPC handles) come later.
+ *
+ * Loading (plugins/cuda-common)
+ *   Nothing links libcuda: init opens libcuda.so.1, or the file
+ *   WEFT_CUDA_DRIVER names, at run time, so the plugin loads on machines
+ *   without a GPU driver and says why it does not apply there (weft-info
+ *   shows the reason). Every device is described in one INFO line at
+ *   init, which weft-info shows under the plugin.
+ *
+ * Device and context
+ *   One device per process: WEFT_CUDA_DEVICE (an ordinal 0..count-1,
+ *   after CUDA_VISIBLE_DEVICES), or 0. init retains that device's primary
+ *   context, the one the CUDA runtime uses, so buffers and streams of a
+ *   program built on the runtime belong to it; finalize releases it.
+ *
+ * Stream memory operations
+ *   stream_write and stream_wait are cuStreamWriteValue32 and
+ *   cuStreamWaitValue32 on page-locked host words. init tries one of
+ *   each on a stream of its own, because no device attribute reliably
+ *   says whether they work (cuda_ipc_memops.c); WEFT_CUDA_MEMOPS=0 turns
+ *   them off without trying, and stream_check then reports memops 0, so
+ *   the core waits with stream_sync instead.
+ *
+ * Parameters (environment, read through the core at init)
+ *   WEFT_CUDA_DRIVER, WEFT_CUDA_ALLOW_TEST_DRIVER (plugins/cuda-common),
+ *   WEFT_CUDA_DEVICE=N, WEFT_CUDA_MEMOPS=0|1 (default 1). A malformed
+ *   value fails init with WEFT_ERR_INVALID_ARG naming the variable.
+ *
+ * Threading
+ *   The context is written only by init and read-only afterwards, except
+ *   declined_logged, which reach() alone touches under the core's
+ *   per-transport lock. The device services run on any thread,
+ *   concurrently and without that lock (the ABI allows it): they read
+ *   the context, call the driver, whose calls are thread-safe, and make
+ *   the primary context current on a thread that has none.
+ */
+#ifndef WEFT_CUDA_IPC_H
+#define WEFT_CUDA_IPC_H
+
+#include <stddef.h>
+
+#include "plugins/cuda-common/cudrv.h"
+#include "weft/transport.h"
+
+#define CIPC_NAME "cuda-ipc"
+/* The first byte of the published address: peers of another version
+ * will not be reached once this transport reaches any. */
+#define CIPC_ADDR_VERSION 1
+
+struct cipc_ctx {
+    const weft_transport_core_t *core;  /* valid until finalize (ABI promise) */
+    struct wcu_drv drv;
+    struct wcu_dev dev;                 /* the device this process uses */
+    CUcontext primary;                  /* its primary context, retained */
+    int memops;                         /* stream_write/stream_wait work */
+    int declined_logged;                /* reach() said once why it declines */
+};
+
+/* ------------------------------------------------------ cuda_ipc_param.c */
+
+/* WEFT_CUDA_DEVICE: s NULL or "" is 0; else an integer 0..ndev-1. 0, or
+ * -1 with why naming the variable. */
+int weft__cuda_ipc_param_device(const char *s, int ndev, int *ordinal, char *why,
+                                size_t cap);
+/* WEFT_CUDA_MEMOPS: s NULL or "" is 1; else "0" or "1". 0, or -1 with
+ * why naming the variable. */
+int weft__cuda_ipc_param_memops(const char *s, int *on, char *why, size_t cap);
+
+/* -------------------------------------------------------- cuda_ipc_err.c */
+
+/* The weft result for a failed driver call: CUDA_ERROR_OUT_OF_MEMORY
+ * WEFT_ERR_NO_MEMORY, a bad value or handle WEFT_ERR_INVALID_ARG,
+ * CUDA_ERROR_NOT_SUPPORTED WEFT_ERR_UNSUPPORTED, anything else
+ * WEFT_ERR_SYSTEM; core->set_error gets "<call> failed: <driver's
+ * text>". */
+weft_result_t weft__cuda_ipc_err_report(const struct cipc_ctx *c, CUresult rc,
+                                        const char *call);
+
+/* ----------------------------------------------------- cuda_ipc_memops.c */
+
+/* Whether cuStreamWaitValue32 and cuStreamWriteValue32 work on a
+ * page-locked host word, tried on a stream of its own with c->primary
+ * current on the calling thread. 1, or 0 with why. */
+int weft__cuda_ipc_memops_probe(const struct cipc_ctx *c, char *why, size_t cap);
+
+/* ----------------------------------------------------- cuda_ipc_device.c */
+
+/* The device memory services, for weft_transport_v1_t.device. */
+extern const weft_transport_device_t weft__cuda_ipc_device;
+
+/* -------------------------------------------------------- cuda_ipc_msg.c */
+
+/* The message half of the table, which this version declines. */
+weft_result_t weft__cuda_ipc_msg_get_address(void *ctx, void *addr, size_t *len);
+weft_result_t weft__cuda_ipc_msg_reach(void *ctx, const void *peer_addr, size_t len,
+                                       weft_transport_reach_t *reach);
+weft_result_t weft__cuda_ipc_msg_connect(void *ctx, int peer, const void *peer_addr,
+                                        size_t len);
+weft_result_t weft__cuda_ipc_msg_disconnect(void *ctx, int peer);
+weft_result_t weft__cuda_ipc_msg_mem_register(void *ctx, void *buf, size_t len, int mem_type,
+                                              void **mhandle);
+weft_result_t weft__cuda_ipc_msg_mem_deregister(void *ctx, void *mhandle);
+weft_result_t weft__cuda_ipc_msg_isend(void *ctx, int peer, const void *buf, size_t len,
+                                       uint64_t tag, void *mhandle, void **req);
+weft_result_t weft__cuda_ipc_msg_irecv(void *ctx, int peer, void *buf, size_t len,
+                                       uint64_t tag, uint64_t ignore, void *mhandle,
+                                       void **req);
+weft_result_t weft__cuda_ipc_msg_test(void *ctx, void *req, int *done,
+                                      weft_transport_completion_t *c);
+weft_result_t weft__cuda_ipc_msg_cancel(void *ctx, void *req);
+weft_result_t weft__cuda_ipc_msg_progress(void *ctx);
+weft_result_t weft__cuda_ipc_msg_get_wait_fd(void *ctx, int *fd);
+
+#endif /* WEFT_CUDA_IPC_H */
