@@ -61,8 +61,11 @@ weft_result_t weft__abort_listen(weft__instance_t *inst)
         return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate the abort notice state");
     pthread_mutex_init(&st->lock, NULL);
     st->nplugins = inst->wire.plugins.n;
+    /* A transport that reaches no peer (cuda-ipc where it only offers
+     * device memory services) carries no notice. */
     for (int i = 0; i < st->nplugins; i++)
-        post_receive(inst, st, i);
+        if (inst->wire.plugins.plugins[i].used)
+            post_receive(inst, st, i);
     inst->notices = st;
     /* A notice is a rare event: looked for with the progress engine's
      * background work, not on every pass. */
