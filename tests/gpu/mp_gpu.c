@@ -13,6 +13,14 @@
  *   mp_gpu streamfail  an operation on the stream fails (a peer gives a
  *                   different count): the failure is kept and returned by
  *                   the next call
+ *   mp_gpu faults   (one rank, WEFT_FAKECUDA_FAULTS=fail=cuMemcpy@N) a copy
+ *                   of the staging fails: the call returns the error, naming
+ *                   the driver call, and the next one works
+ *   mp_gpu peerlost [stream]  the last rank dies (SIGKILL) amid allreduces
+ *                   on device buffers (on a stream): the others get an error
+ *                   naming it within WEFT_TIMEOUT, their stream is let
+ *                   through, and each leaves $WEFT_TEST_MARKER_DIR/
+ *                   peerlost.<rank> (run.sh's expect=peerlost)
  *
  * The driver is the one weft's GPU plugin opens: the file WEFT_CUDA_DRIVER
  * names (the test double in make check), else libcuda.so.1. The program
@@ -23,9 +31,11 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -541,13 +551,102 @@ static void run_streamfail(weft_comm_t w, int me, int n)
     MP_CHECK(weft_barrier(w));
 }
 
+/* A copy of the staging fails once: that call fails, naming the driver
+ * call, and the calls after it work. */
+static void run_faults(weft_comm_t w, int me, int n)
+{
+    enum { COUNT = 300 };
+    int32_t in[COUNT], out[COUNT];
+    void *din, *dout;
+    int failed = 0;
+
+    fill(in, COUNT, me);
+    din = dev_from(in, sizeof(in));
+    dout = dev_from(NULL, sizeof(out));
+    for (int k = 0; k < 6; k++) {
+        weft_result_t rc = weft_allreduce(din, dout, COUNT, WEFT_INT32, WEFT_MAX, w);
+
+        if (rc != WEFT_SUCCESS) {
+            MP_ASSERT(strstr(weft_last_error(), "cuMemcpy"), "the error names the copy: %s",
+                      weft_last_error());
+            mp_log("call %d failed as injected: %s", k, weft_last_error());
+            failed++;
+            continue;
+        }
+        dev_to(out, dout, sizeof(out));
+        for (int i = 0; i < COUNT; i++)
+            MP_ASSERT(out[i] == val(n - 1, (size_t)i), "allreduce %d: element %d is %d", k, i,
+                      out[i]);
+    }
+    MP_ASSERT(failed == 1, "%d calls failed; the fault was injected into one", failed);
+    dev_free(din);
+    dev_free(dout);
+}
+
+static void write_marker(int rank, const char *text)
+{
+    const char *dir = getenv("WEFT_TEST_MARKER_DIR");
+    char path[4096];
+    FILE *f;
+
+    MP_ASSERT(dir && *dir, "WEFT_TEST_MARKER_DIR is not set: run through tests/mp/run.sh");
+    snprintf(path, sizeof(path), "%s/peerlost.%d", dir, rank);
+    MP_ASSERT((f = fopen(path, "w")) != NULL, "cannot create %s", path);
+    fputs(text, f);
+    MP_ASSERT(fclose(f) == 0, "cannot write %s", path);
+}
+
+/* The last rank dies amid allreduces on device buffers. */
+static void run_peerlost(weft_comm_t w, int me, int n, int on_stream)
+{
+    enum { COUNT = 1 << 18 };
+    void *d = dev_from(NULL, COUNT * 4);
+    CUstream s = NULL;
+    weft_result_t rc = WEFT_SUCCESS;
+    double start;
+    int k;
+
+    signal(SIGTERM, SIG_IGN); /* weftrun's, once the last rank died */
+    if (on_stream) {
+        CU(cu.StreamCreate(&s, 0));
+        MP_CHECK(weft_comm_set_stream(w, s));
+    }
+    for (k = 0; k < 5; k++)
+        MP_CHECK(weft_allreduce(WEFT_IN_PLACE, d, COUNT, WEFT_INT32, WEFT_SUM, w));
+    if (on_stream)
+        CU(cu.StreamSynchronize(s));
+    if (me == n - 1) {
+        MP_CHECK(weft_allreduce(WEFT_IN_PLACE, d, COUNT, WEFT_INT32, WEFT_SUM, w));
+        raise(SIGKILL);
+    }
+    start = mp_now();
+    for (k = 0; k < 1000 && rc == WEFT_SUCCESS; k++) {
+        rc = weft_allreduce(WEFT_IN_PLACE, d, COUNT, WEFT_INT32, WEFT_SUM, w);
+        if (on_stream && rc == WEFT_SUCCESS && k % 4 == 3)
+            CU(cu.StreamSynchronize(s)); /* never stuck: the stream is let through */
+    }
+    MP_ASSERT(rc != WEFT_SUCCESS, "1000 allreduces after rank %d died all succeeded", n - 1);
+    MP_ASSERT(rc == WEFT_ERR_PEER_LOST || rc == WEFT_ERR_TIMEOUT || rc == WEFT_ERR_ABORTED,
+              "%s: %s", mp_rc_name(rc), weft_last_error());
+    mp_log("failed after %.1f s with %s: %s", mp_now() - start, mp_rc_name(rc),
+           weft_last_error());
+    if (on_stream) {
+        CU(cu.StreamSynchronize(s));
+        /* the failure is kept */
+        rc = weft_allreduce(WEFT_IN_PLACE, d, COUNT, WEFT_INT32, WEFT_SUM, w);
+        MP_ASSERT(rc != WEFT_SUCCESS, "the stream's failure was not kept");
+    }
+    write_marker(me, weft_last_error());
+    _exit(0); /* the world cannot be destroyed in order without the dead rank */
+}
+
 int main(int argc, char **argv)
 {
     weft_comm_t world;
     int me, n;
 
-    if (argc != 2)
-        MP_FAIL("usage: mp_gpu coll|p2p|stream|streamfail");
+    if (argc < 2 || argc > 3)
+        MP_FAIL("usage: mp_gpu coll|p2p|stream|streamfail|faults|peerlost [stream]");
     cuda_open();
     mp_init_world(&world, &me, &n);
     if (!strcmp(argv[1], "coll"))
@@ -558,6 +657,10 @@ int main(int argc, char **argv)
         run_stream(world, me, n);
     else if (!strcmp(argv[1], "streamfail"))
         run_streamfail(world, me, n);
+    else if (!strcmp(argv[1], "faults"))
+        run_faults(world, me, n);
+    else if (!strcmp(argv[1], "peerlost"))
+        run_peerlost(world, me, n, argc == 3 && !strcmp(argv[2], "stream"));
     else
         MP_FAIL("unknown test %s", argv[1]);
     MP_CHECK(weft_comm_destroy(world));
