@@ -34,7 +34,9 @@
 # Exit status: 0 every step passed; 1 a step failed; 77 none failed but
 # some were skipped, which is what a machine without a GPU or driver
 # gives (the double's contract run and the build still count there).
-# Environment: CUDA_HOME (default /usr/local/cuda), WEFT_GPU_BUDGET.
+# Environment: CUDA_HOME (default /usr/local/cuda), WEFT_GPU_BUDGET, and
+# WEFT_GPU_BUILDDIR (default OUTDIR/build) to keep the build out of
+# OUTDIR where only the results are to be kept.
 set -u
 
 me=run.sh
@@ -155,8 +157,11 @@ build_step() {
                 return 1
             }
         fi
-        build=$out/build
-        mkdir -p "$build"
+        build=${WEFT_GPU_BUILDDIR:-$out/build}
+        if ! mkdir -p "$build" || ! build=$(cd "$build" && pwd); then
+            result FAIL build "cannot make the build folder $build"
+            return 1
+        fi
         note "configure --with-cuda=$cuda_home in $build"
         (cd "$build" && run_for 120 "$out/configure.log" "$src/configure" --with-cuda="$cuda_home") || {
             result FAIL build "configure: $(why_status $? "$out/configure.log")"
