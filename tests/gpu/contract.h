@@ -69,8 +69,9 @@ int ct_failed(void);
 const char *ct_self(void);
 /* The driver file it loaded (a child loads the same). */
 const char *ct_driver_path(void);
-/* Runs this program again with ARGS (NULL-terminated, after the driver
- * path) and waits; its stdout is ours. 0 when it exited 0. */
+/* Runs this program again as "SELF ARGS[0] DRIVER ARGS[1]..." (ARGS is
+ * NULL-terminated, ARGS[0] the child's mode) and waits; its stdout is
+ * ours. Its exit status, 128 + the signal that killed it, or -1. */
 int ct_spawn_child(const char *const *args, const char *what);
 
 /* Fills N bytes with a pattern that depends on SEED; ct_pattern_bad
@@ -80,7 +81,7 @@ long ct_pattern_bad(const unsigned char *p, size_t n, unsigned seed);
 
 /* Groups of checks, in the order main runs them. Each needs a current
  * context except ct_check_init, which makes it. */
-int ct_check_init(void);                /* 0: a context is current */
+int ct_check_init(void);                /* contract_init.c; 0: a context is current */
 void ct_check_memory(void);             /* contract_mem.c */
 void ct_check_pointers(void);           /* contract_ptr.c */
 void ct_check_streams(void);            /* contract_stream.c */
