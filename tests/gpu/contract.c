@@ -33,6 +33,7 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
@@ -142,17 +143,7 @@ int ct_dev_attr(CUdevice_attribute attr)
 
 /* ----------------------------------------------------- driver, children */
 
-const char *ct_self(void)
-{
-    return self;
-}
-
-const char *ct_driver_path(void)
-{
-    return driver_path;
-}
-
-/* 0, or 3 with the reason on stderr. */
+/* 0; 3 the driver does not load, 2 it lacks a function (said on stderr). */
 static int load(const char *path, int quiet)
 {
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -218,8 +209,12 @@ int ct_spawn_child(const char *const *args, const char *what)
         ct_fail(what, "cannot start the child process");
         return -1;
     }
-    while (waitpid(pid, &status, 0) < 0)
-        ;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            ct_fail(what, "waitpid failed");
+            return -1;
+        }
+    }
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);

@@ -65,10 +65,6 @@ const char *ct_err(CUresult r);
 void ct_fail(const char *name, const char *why);
 /* Whether a check failed so far (a child's exit status). */
 int ct_failed(void);
-/* The path the program was started from, to start itself as a child. */
-const char *ct_self(void);
-/* The driver file it loaded (a child loads the same). */
-const char *ct_driver_path(void);
 /* Runs this program again as "SELF ARGS[0] DRIVER ARGS[1]..." (ARGS is
  * NULL-terminated, ARGS[0] the child's mode) and waits; its stdout is
  * ours. Its exit status, 128 + the signal that killed it, or -1. */
