@@ -49,7 +49,7 @@ struct ct_driver {
 #undef CT_FIELD
 };
 
-/* The driver's functions, set by ct_load before any check runs. */
+/* The driver's functions, all set (contract.c) before any check runs. */
 extern struct ct_driver cu;
 
 /* contract.c: reporting */
@@ -61,7 +61,8 @@ void ct_check(const char *name, const char *expect, const char *fmt, ...)
 void ct_info(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The error's name as cuGetErrorName gives it, else "CUresult=N". */
 const char *ct_err(CUresult r);
-/* Counts a failure found outside ct_check (a child that failed). */
+/* Counts a failure that has no line of its own (a call that prepares a
+ * check failed), said on stderr. */
 void ct_fail(const char *name, const char *why);
 /* Whether a check failed so far (a child's exit status). */
 int ct_failed(void);
