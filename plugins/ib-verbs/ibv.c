@@ -364,9 +364,10 @@ static weft_result_t wib_finalize(void *vctx)
     TP_INFO(ctx, "rank %d received %lu windows in place, %lu through staging", ctx->rank,
             ctx->windows_in_place, ctx->windows_staged);
     TP_INFO(ctx, "rank %d counts: sends %llu of %llu bytes; send WRs %llu (%llu signalled), "
-            "receive WRs %llu, completions %llu; payload bytes copied by the CPU %llu",
-            ctx->rank, ctx->st.sends, ctx->st.send_bytes, ctx->st.send_wrs, ctx->st.signaled,
-            ctx->st.recv_wrs, ctx->st.cqes, ctx->st.copied);
+            "receive WRs %llu, completions %llu; payload bytes copied by the CPU %llu, by the "
+            "CUDA driver %llu; GPU flushes %llu", ctx->rank, ctx->st.sends, ctx->st.send_bytes,
+            ctx->st.send_wrs, ctx->st.signaled, ctx->st.recv_wrs, ctx->st.cqes, ctx->st.copied,
+            ctx->st.copied_cuda, ctx->st.flushes);
     say_goodbye(ctx);
     ctx->finalizing = 1;
     for (int i = 0; i < ctx->size; i++)

@@ -855,6 +855,8 @@ struct wib_ctx {
         unsigned long long recv_wrs;            /* RC receive work requests */
         unsigned long long cqes;                /* completions polled */
         unsigned long long copied;              /* payload bytes the CPU copied */
+        unsigned long long copied_cuda;         /* payload bytes the CUDA driver copied */
+        unsigned long long flushes;             /* GPU-bound receives flushed */
     } st;
     /* windows received in place and through staging, for the log */
     unsigned long windows_in_place, windows_staged;

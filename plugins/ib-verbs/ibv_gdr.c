@@ -417,17 +417,12 @@ void weft__ibv_gdr_fini(struct wib_ctx *ctx)
             g->hits, g->misses, g->dropped, g->n);
     while (g->head)
         ent_drop(ctx, g, g->head);
+    /* A thread it was made current on keeps it: the program, whose
+     * memory is on that device, may hold it too and use it there. */
     for (int i = 0; i < g->drv.ndev; i++) {
-        CUcontext cur = NULL;
         CUdevice dev;
 
-        if (!g->primary[i])
-            continue;
-        /* This thread, at least, is not left with a context it no longer
-         * holds. */
-        if (g->drv.fn.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == g->primary[i])
-            g->drv.fn.cuCtxSetCurrent(NULL);
-        if (g->drv.fn.cuDeviceGet(&dev, i) == CUDA_SUCCESS)
+        if (g->primary[i] && g->drv.fn.cuDeviceGet(&dev, i) == CUDA_SUCCESS)
             g->drv.fn.cuDevicePrimaryCtxRelease(dev);
     }
     free(g->primary);

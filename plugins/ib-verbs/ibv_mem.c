@@ -475,10 +475,13 @@ int weft__ibv_mem_copy(struct wib_ctx *ctx, void *dst, const void *src, size_t n
 {
     if (!n)
         return 0;
-    if (cuda && weft__ibv_gdr_copy(ctx, dst, src, n) != 0)
-        return -1;
-    if (!cuda)
-        memcpy(dst, src, n);
+    if (cuda) {
+        if (weft__ibv_gdr_copy(ctx, dst, src, n) != 0)
+            return -1;
+        ctx->st.copied_cuda += n;
+        return 0;
+    }
+    memcpy(dst, src, n);
     ctx->st.copied += n;
     return 0;
 }

@@ -510,6 +510,7 @@ static int flush_post(struct wib_ctx *ctx, struct wib_msg *m)
         weft__ibv_bounce_put(ctx, rec.slot);
         return rc == EAGAIN ? 0 : -1;
     }
+    ctx->st.flushes++;
     return 1;
 }
 
