@@ -139,7 +139,7 @@ void weft__ibv_gdr_setup(struct wib_ctx *ctx)
         ctx->gdr_mode = WIB_GDR_DMABUF;
         TP_INFO(ctx, "gdr: on: dma-buf (%d of %d CUDA device%s%s)", ndma, g->drv.ndev,
                 g->drv.ndev > 1 ? "s" : "",
-                ndma < g->drv.ndev ? g->peermem ? "; peermem for the others" : "" : "");
+                ndma < g->drv.ndev && g->peermem ? "; peermem for the others" : "");
     } else if (g->peermem) {
         ctx->gdr_mode = WIB_GDR_PEERMEM;
         TP_INFO(ctx, "gdr: on: peermem (no dma-buf: %s)", nodma);
@@ -256,7 +256,7 @@ static int ctx_ready(struct wib_ctx *ctx, const void *a, const void *b)
     return 0;
 }
 
-/* A new region of [start, start + len), referenced once, or NULL with
+/* A new region of [start, start + len), not yet referenced, or NULL with
  * the error set (*rc). */
 static struct wib_gdr_ent *ent_new(struct wib_ctx *ctx, struct wib_gdr *g, uintptr_t start,
                                    size_t len, unsigned long long buffer_id, weft_result_t *rc)
