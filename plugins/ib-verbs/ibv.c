@@ -77,10 +77,9 @@ static void describe_self(struct wib_ctx *ctx)
     weft__tp_describe(&ctx->tp, WEFT_TRANSPORT_CAP_PUT | WEFT_TRANSPORT_CAP_MPROBE |
                       WEFT_TRANSPORT_CAP_SELF, 2.0, gbps > 0 ? gbps : 100.0, &ctx->self,
                       sizeof(ctx->self));
-    /* GPU memory registers through the NIC driver only with NVIDIA's
-     * peer-memory module loaded. */
-    if (access("/sys/module/nvidia_peermem", F_OK) == 0 ||
-        access("/sys/module/nv_peer_mem", F_OK) == 0)
+    /* Through dma-bufs or nvidia-peermem, and with the driver to copy
+     * small messages (ibv_gdr.c). */
+    if (ctx->gdr_mode != WIB_GDR_OFF)
         ctx->caps.mem_types |= 1u << WEFT_TRANSPORT_MEM_CUDA;
 }
 
@@ -204,6 +203,7 @@ static weft_result_t wib_init(const weft_transport_core_t *core, void **out)
         rc = weft__ibv_ud_setup(ctx);
     if (rc != WEFT_SUCCESS)
         goto err_undo_setup;
+    weft__ibv_gdr_setup(ctx);
     describe_self(ctx);
     TP_INFO(ctx, "rank %d: %d rail%s, %d QP%s per rail, eager up to %zu bytes, unregistered "
             "buffers %s", ctx->rank, ctx->nrails, ctx->nrails > 1 ? "s" : "", ctx->prm.qps,
@@ -364,9 +364,10 @@ static weft_result_t wib_finalize(void *vctx)
     TP_INFO(ctx, "rank %d received %lu windows in place, %lu through staging", ctx->rank,
             ctx->windows_in_place, ctx->windows_staged);
     TP_INFO(ctx, "rank %d counts: sends %llu of %llu bytes; send WRs %llu (%llu signalled), "
-            "receive WRs %llu, completions %llu; payload bytes copied by the CPU %llu",
-            ctx->rank, ctx->st.sends, ctx->st.send_bytes, ctx->st.send_wrs, ctx->st.signaled,
-            ctx->st.recv_wrs, ctx->st.cqes, ctx->st.copied);
+            "receive WRs %llu, completions %llu; payload bytes copied by the CPU %llu, by the "
+            "CUDA driver %llu; GPU flushes %llu", ctx->rank, ctx->st.sends, ctx->st.send_bytes,
+            ctx->st.send_wrs, ctx->st.signaled, ctx->st.recv_wrs, ctx->st.cqes, ctx->st.copied,
+            ctx->st.copied_cuda, ctx->st.flushes);
     say_goodbye(ctx);
     ctx->finalizing = 1;
     for (int i = 0; i < ctx->size; i++)
@@ -374,7 +375,9 @@ static weft_result_t wib_finalize(void *vctx)
             weft__ibv_conn_destroy(ctx, i);
     weft__tp_ctx_fini(&ctx->tp);
     weft__ibv_ud_fini(ctx);
+    /* Handles never deregistered give their regions back first. */
     weft__ibv_mem_fini(ctx);
+    weft__ibv_gdr_fini(ctx);
     weft__ibv_dev_close(ctx);
     weft__ibv_sym_unload(&ctx->fns);
     close_fds(ctx);

@@ -76,6 +76,22 @@
  *   the one registered, so caching pinned regions of memory the program
  *   owns would hand the NIC pages the program no longer has.
  *
+ * GPU memory (ibv_gdr.c; ibv_gdr_none.c where weft is built without CUDA)
+ *   The core hands CUDA device buffers over as they are when caps announce
+ *   WEFT_TRANSPORT_MEM_CUDA, which needs the CUDA driver (opened at init
+ *   unless WEFT_IB_GDR=0) and a way for the NIC to reach GPU memory: a
+ *   dma-buf of the allocation (a device with dma-buf support and
+ *   ibv_reg_dmabuf_mr), else NVIDIA's peer-memory module (a plain
+ *   ibv_reg_mr of the device address). dma-buf regions cover whole
+ *   allocations and are cached by (start, size, buffer id), so a buffer
+ *   used for many messages registers once and a buffer freed and
+ *   allocated again at the same address is never served the old region.
+ *   The CPU never touches device memory: where the protocols copy (eager
+ *   messages, staging, unexpected messages) the bytes of a CUDA buffer
+ *   move with the driver's cuMemcpy. Large messages are written in place,
+ *   and a receive into GPU memory is flushed (an RDMA read through the
+ *   rank's own pair) before it completes.
+ *
  * Ownership: a context owns everything below; no state is global, so
  * several contexts live in one process. The core serialises calls into a
  * context, so nothing here locks.
@@ -198,6 +214,7 @@ struct wib_params {
     int reg_cache;                      /* -1 where safe (ODP), 0 never, 1 always */
     size_t rcache_max;                  /* bytes the cache may keep registered */
     int fork_init;                      /* 0: never call ibv_fork_init */
+    int gdr;                            /* WEFT_IB_GDR: 0 no GPU memory, 1 where possible */
     int keepalive_ms;                   /* probes of pairs waited on; 0 never */
     int timeout_ms;                     /* WEFT_TIMEOUT: connection set-up */
 };
@@ -669,6 +686,7 @@ struct wib_mreg;
 struct wib_req {
     TP_REQ_HEAD;                        /* first (plugins/common/tp_req.h) */
     int op;
+    int cuda;                           /* buf is CUDA memory: copies go through the driver */
     uint64_t seq;
     struct wib_mreg *sreg;              /* registered source, NULL: staged */
     int own_sreg;                       /* sreg taken for this request */
@@ -697,6 +715,9 @@ struct wib_msg {
     struct wib_mreg *dst;               /* registered destination, NULL: staged */
     int own_dst;
     int failing;                        /* being failed (once, though in several windows) */
+    int cuda;                           /* its receive's buffer is CUDA memory */
+    weft_result_t err;                  /* a copy into the receive failed */
+    struct wib_msg *fnext;              /* ctx's list of flushes waiting */
 };
 
 /* Registered memory: one cache entry per device a rail uses. */
@@ -707,7 +728,8 @@ struct wib_mreg {
     int mem_type;
     int user;                           /* from mem_register: in rc_user, else rc_fly */
     struct wib_rc_entry *ent[WIB_DEVS_MAX];
-    struct ibv_mr *own[WIB_DEVS_MAX];   /* dma-buf regions, outside the caches */
+    struct ibv_mr *own[WIB_DEVS_MAX];   /* regions of its own, outside the caches */
+    struct wib_gdr_ent *gdr;            /* a dma-buf region of GPU memory (ibv_gdr.c) */
 };
 
 /* What mem_export hands out and put takes: the region and its rkey on
@@ -814,6 +836,11 @@ struct wib_ctx {
     /* mem_register's handles: a receive (whose handle the common irecv
      * does not pass on) finds its buffer's region here by address */
     struct wib_mreg *user_regs;
+    int cuda_regs;                      /* of them CUDA memory: 0 spares the lookups */
+    /* GPU memory (ibv_gdr.c) */
+    int gdr_mode;                       /* enum wib_gdr_mode */
+    struct wib_gdr *gdr;                /* the driver and the dma-buf regions, or NULL */
+    struct wib_msg *flush_head, *flush_tail; /* GPU receives waiting for their flush */
     /* peers */
     struct wib_peer *peers;
     struct wib_peer *active;            /* peers with QPs */
@@ -828,6 +855,8 @@ struct wib_ctx {
         unsigned long long recv_wrs;            /* RC receive work requests */
         unsigned long long cqes;                /* completions polled */
         unsigned long long copied;              /* payload bytes the CPU copied */
+        unsigned long long copied_cuda;         /* payload bytes the CUDA driver copied */
+        unsigned long long flushes;             /* GPU-bound receives flushed */
     } st;
     /* windows received in place and through staging, for the log */
     unsigned long windows_in_place, windows_staged;
@@ -865,14 +894,23 @@ weft_result_t weft__ibv_mem_export(void *vctx, void *mhandle, void *rkey, size_t
 struct wib_mreg *weft__ibv_mem_for(struct wib_ctx *ctx, void *buf, size_t len, void *mh,
                                    int *own);
 /* The flush read of a GPU-bound receive (1 byte, through a QP of this
- * rank to itself) before it completes: 1 posted, 0 not needed. */
+ * rank to itself) before it completes: 1 posted or waiting (for the pair
+ * to come up, a bounce slot or room), 0 not needed or not possible. */
 int weft__ibv_flush_start(struct wib_ctx *ctx, struct wib_msg *m);
 void weft__ibv_mem_done(struct wib_ctx *ctx, struct wib_mreg *m, int own);
 uint32_t weft__ibv_mem_lkey(const struct wib_mreg *m, int dev);
 uint32_t weft__ibv_mem_rkey(const struct wib_mreg *m, int dev);
-/* A dma-buf region (GPU memory) on every rail's device. */
+/* Registers len bytes from offset of dma-buf fd, at iova, on every used
+ * device: mr[dev] set, or the error set and none left registered. */
 weft_result_t weft__ibv_mem_dmabuf(struct wib_ctx *ctx, int fd, uint64_t offset, size_t len,
-                                   void *addr, struct wib_mreg **out);
+                                   uint64_t iova, struct ibv_mr *mr[WIB_DEVS_MAX]);
+/* 1 when buf is CUDA memory: mh's type where given, else that of a
+ * mem_register handle that holds buf. */
+int weft__ibv_mem_is_cuda(const struct wib_ctx *ctx, const void *buf, void *mh);
+/* n bytes from src to dst, one of which is CUDA memory when cuda says so
+ * (then through the driver: the CPU cannot read device memory), counted
+ * in the stats. 0, or -1 with the error set. */
+int weft__ibv_mem_copy(struct wib_ctx *ctx, void *dst, const void *src, size_t n, int cuda);
 weft_result_t weft__ibv_mem_setup(struct wib_ctx *ctx);
 void weft__ibv_mem_fini(struct wib_ctx *ctx);
 int weft__ibv_bounce_get(struct wib_ctx *ctx);
@@ -887,6 +925,39 @@ int weft__ibv_stage_get(struct wib_ctx *ctx, int for_recv);
  * one, since a slot comes back only with a signalled completion after it. */
 int weft__ibv_stage_low(const struct wib_ctx *ctx);
 void weft__ibv_stage_put(struct wib_ctx *ctx, int slot);
+
+/* ibv_gdr.c: GPU memory */
+enum wib_gdr_mode {
+    WIB_GDR_OFF = 0,                    /* no CUDA memory announced */
+    WIB_GDR_PEERMEM,                    /* registered by address (nvidia-peermem) */
+    WIB_GDR_DMABUF                      /* through dma-bufs; by address, where peermem is
+                                         * loaded, on devices without dma-buf */
+};
+
+struct wib_gdr;                         /* the driver and the cache: ibv_gdr.c */
+struct wib_gdr_ent;                     /* a cached dma-buf region of one allocation */
+
+/* Decides ctx->gdr_mode once the devices are open: opens the CUDA driver
+ * where WEFT_IB_GDR allows and one is there, and logs one INFO line,
+ * "gdr: on: ..." or "gdr: off: <why>". Never fails: without GPU memory
+ * support the core stages device buffers through host memory. */
+void weft__ibv_gdr_setup(struct wib_ctx *ctx);
+/* Deregisters every cached region and closes the driver. */
+void weft__ibv_gdr_fini(struct wib_ctx *ctx);
+/* The dma-buf region of the CUDA buffer m describes (m->gdr), from the
+ * cache or registered. Success with m->gdr NULL: the caller registers it
+ * by address (peermem). Else the error, set. */
+weft_result_t weft__ibv_gdr_register(struct wib_ctx *ctx, struct wib_mreg *m);
+/* m's reference to its region goes; unreferenced regions stay cached
+ * while the cache has room. */
+void weft__ibv_gdr_release(struct wib_ctx *ctx, struct wib_mreg *m);
+struct ibv_mr *weft__ibv_gdr_mr(const struct wib_gdr_ent *e, int dev);
+/* cuMemcpy (synchronous; unified addressing tells the directions), with
+ * the device's primary context made current where the thread has none.
+ * Where no driver is open, memcpy: memory registered as CUDA without GPU
+ * memory being announced can only be host memory (unit tests). 0, or -1
+ * with the error set. */
+int weft__ibv_gdr_copy(struct wib_ctx *ctx, void *dst, const void *src, size_t n);
 
 /* ibv_conn.c: pairs */
 int weft__ibv_conn_start(struct wib_ctx *ctx, int peer);
@@ -949,6 +1020,9 @@ void weft__ibv_ctl_arrived(struct wib_ctx *ctx, struct wib_peer *p, int index, u
 void weft__ibv_data_arrived(struct wib_ctx *ctx, int peer, int slot);
 void weft__ibv_credit_arrived(struct wib_ctx *ctx, int peer);
 void weft__ibv_flush_done(struct wib_ctx *ctx, struct wib_msg *m);
+/* Posts the flushes that waited (for the rank's own pair, a bounce slot
+ * or room on its queue). */
+void weft__ibv_flush_retry(struct wib_ctx *ctx);
 void weft__ibv_windows_pump(struct wib_ctx *ctx, struct wib_peer *p);
 void weft__ibv_msgs_fail(struct wib_ctx *ctx, int peer, weft_result_t status);
 

@@ -286,6 +286,8 @@ weft_result_t weft__ibv_progress(void *vctx)
     for (struct wib_peer *p = ctx->active; p; p = p->anext)
         if (p->state == WIB_P_UP && (p->sq.head || p->sw_head || p->rv_head))
             weft__ibv_pump(ctx, p);
+    if (ctx->flush_head)
+        weft__ibv_flush_retry(ctx);
     return WEFT_SUCCESS;
 }
 
@@ -355,7 +357,8 @@ weft_result_t weft__ibv_get_wait_fd(void *vctx, int *fd)
                 d->cqs[c].armed = 1;
         work += poll_dev(ctx, d);
     }
-    if (work)
+    /* Flushes waiting for room are retried by progress, not woken. */
+    if (work || ctx->flush_head)
         weft__ibv_busy(ctx);
     else
         idle(ctx);

@@ -4,8 +4,10 @@
  * one per device a rail uses, from the rc_user caches; buffers the core
  * did not register are registered on the fly from the rc_fly caches
  * where that cannot go stale, and staged otherwise (ibv.h, Registration).
- * Also the eager bounce slots and the staging windows, registered once
- * at init.
+ * CUDA memory registers through ibv_gdr.c's dma-buf regions, or by
+ * address where only peermem reaches it. Also the eager bounce slots and
+ * the staging windows, registered once at init, and the copies the
+ * protocols make, which must not touch device memory with the CPU.
  */
 #include "config.h"
 
@@ -167,6 +169,8 @@ void weft__ibv_mem_fini(struct wib_ctx *ctx)
         for (int i = 0; i < ctx->ndevs; i++)
             if (m->own[i])
                 ctx->fns.dereg_mr(m->own[i]);
+        if (m->gdr)
+            weft__ibv_gdr_release(ctx, m);
         free(m);
     }
     for (int i = 0; i < ctx->ndevs; i++) {
@@ -197,14 +201,19 @@ void weft__ibv_mem_fini(struct wib_ctx *ctx)
 
 static void mreg_free(struct wib_ctx *ctx, struct wib_mreg *m)
 {
-    if (m->user) {
+    /* A handle that failed half-made was never on the list. */
+    if (m->user && (m->prev || ctx->user_regs == m)) {
         if (m->prev)
             m->prev->next = m->next;
-        else if (ctx->user_regs == m)
+        else
             ctx->user_regs = m->next;
         if (m->next)
             m->next->prev = m->prev;
+        if (m->mem_type == WEFT_TRANSPORT_MEM_CUDA)
+            ctx->cuda_regs--;
     }
+    if (m->gdr)
+        weft__ibv_gdr_release(ctx, m);
     for (int i = 0; i < ctx->ndevs; i++) {
         struct wib_dev *d = &ctx->devs[i];
 
@@ -247,11 +256,48 @@ static struct wib_mreg *mreg_new(struct wib_ctx *ctx, void *buf, size_t len, int
     return m;
 }
 
+/* A handle of mem_register joins the list receives are looked up in. */
+static void user_link(struct wib_ctx *ctx, struct wib_mreg *m)
+{
+    m->next = ctx->user_regs;
+    if (m->next)
+        m->next->prev = m;
+    ctx->user_regs = m;
+    if (m->mem_type == WEFT_TRANSPORT_MEM_CUDA)
+        ctx->cuda_regs++;
+}
+
+/* CUDA memory through a dma-buf region: 1 done (*out set), 0 register it
+ * by address instead (peermem), -1 failed (the error set, *rc). */
+static int cuda_register(struct wib_ctx *ctx, void *buf, size_t len, struct wib_mreg **out,
+                         weft_result_t *rc)
+{
+    struct wib_mreg *m = calloc(1, sizeof(*m));
+
+    if (!m) {
+        weft__tp_error(&ctx->tp, "out of memory for a registration");
+        *rc = WEFT_ERR_NO_MEMORY;
+        return -1;
+    }
+    m->addr = buf;
+    m->len = len;
+    m->mem_type = WEFT_TRANSPORT_MEM_CUDA;
+    m->user = 1;
+    *rc = weft__ibv_gdr_register(ctx, m);
+    if (*rc != WEFT_SUCCESS || !m->gdr) {
+        free(m);
+        return *rc != WEFT_SUCCESS ? -1 : 0;
+    }
+    *out = m;
+    return 1;
+}
+
 weft_result_t weft__ibv_mem_register(void *vctx, void *buf, size_t len, int mem_type,
                                      void **mhandle)
 {
     struct wib_ctx *ctx = vctx;
-    struct wib_mreg *m;
+    struct wib_mreg *m = NULL;
+    weft_result_t rc;
 
     if (!mhandle || (!buf && len)) {
         weft__tp_error(&ctx->tp, "mem_register: %s is NULL", mhandle ? "buf" : "mhandle");
@@ -261,26 +307,33 @@ weft_result_t weft__ibv_mem_register(void *vctx, void *buf, size_t len, int mem_
         weft__tp_error(&ctx->tp, "memory type %d is neither host nor CUDA memory", mem_type);
         return WEFT_ERR_UNSUPPORTED;
     }
-    m = mreg_new(ctx, buf, len, mem_type, 1);
-    if (m) {
-        m->next = ctx->user_regs;
-        if (m->next)
-            m->next->prev = m;
-        ctx->user_regs = m;
+    if (mem_type == WEFT_TRANSPORT_MEM_CUDA && ctx->gdr_mode != WIB_GDR_OFF) {
+        switch (cuda_register(ctx, buf, len, &m, &rc)) {
+        case 1:
+            user_link(ctx, m);
+            *mhandle = m;
+            return WEFT_SUCCESS;
+        case -1:
+            return rc;
+        default:
+            break;
+        }
     }
+    m = mreg_new(ctx, buf, len, mem_type, 1);
     if (!m) {
         int err = errno;
 
         if (mem_type == WEFT_TRANSPORT_MEM_CUDA)
             weft__tp_error(&ctx->tp, "cannot register %zu bytes of GPU memory at %p: %s "
-                           "(GPU memory needs the nvidia-peermem module)", len, buf,
-                           strerror(err));
+                           "(by address, GPU memory needs the nvidia-peermem module)", len,
+                           buf, strerror(err));
         else
             weft__tp_error(&ctx->tp, "cannot register %zu bytes at %p: %s%s", len, buf,
                            strerror(err), err == ENOMEM || err == EAGAIN ?
                            " (RLIMIT_MEMLOCK too low? see weft-ib-verbs(7))" : "");
         return err == ENOMEM ? WEFT_ERR_NO_MEMORY : WEFT_ERR_SYSTEM;
     }
+    user_link(ctx, m);
     *mhandle = m;
     return WEFT_SUCCESS;
 }
@@ -348,55 +401,87 @@ void weft__ibv_mem_done(struct wib_ctx *ctx, struct wib_mreg *m, int own)
         mreg_free(ctx, m);
 }
 
-uint32_t weft__ibv_mem_lkey(const struct wib_mreg *m, int dev)
+static const struct ibv_mr *mreg_mr(const struct wib_mreg *m, int dev)
 {
     if (m->own[dev])
-        return m->own[dev]->lkey;
-    return m->ent[dev] ? ((struct ibv_mr *)m->ent[dev]->mr)->lkey : 0;
+        return m->own[dev];
+    if (m->gdr)
+        return weft__ibv_gdr_mr(m->gdr, dev);
+    return m->ent[dev] ? m->ent[dev]->mr : NULL;
+}
+
+uint32_t weft__ibv_mem_lkey(const struct wib_mreg *m, int dev)
+{
+    const struct ibv_mr *mr = mreg_mr(m, dev);
+
+    return mr ? mr->lkey : 0;
 }
 
 uint32_t weft__ibv_mem_rkey(const struct wib_mreg *m, int dev)
 {
-    if (m->own[dev])
-        return m->own[dev]->rkey;
-    return m->ent[dev] ? ((struct ibv_mr *)m->ent[dev]->mr)->rkey : 0;
+    const struct ibv_mr *mr = mreg_mr(m, dev);
+
+    return mr ? mr->rkey : 0;
 }
 
 weft_result_t weft__ibv_mem_dmabuf(struct wib_ctx *ctx, int fd, uint64_t offset, size_t len,
-                                   void *addr, struct wib_mreg **out)
+                                   uint64_t iova, struct ibv_mr *mr[WIB_DEVS_MAX])
 {
-    struct wib_mreg *m;
-
     if (!ctx->fns.reg_dmabuf_mr) {
         weft__tp_error(&ctx->tp, "%s has no ibv_reg_dmabuf_mr (rdma-core 34 or later "
                        "registers dma-buf memory)", ctx->fns.path);
         return WEFT_ERR_UNSUPPORTED;
     }
-    m = calloc(1, sizeof(*m));
-    if (!m)
-        return WEFT_ERR_NO_MEMORY;
-    m->addr = addr;
-    m->len = len;
-    m->mem_type = WEFT_TRANSPORT_MEM_CUDA;
-    m->user = 1;
     for (int i = 0; i < ctx->ndevs; i++) {
+        mr[i] = NULL;
         if (!ctx->devs[i].used)
             continue;
         /* The iova is the address the peers write to: the GPU pointer. */
-        m->own[i] = ctx->fns.reg_dmabuf_mr(ctx->devs[i].pd, offset, len,
-                                           (uint64_t)(uintptr_t)addr, fd,
-                                           WIB_ACCESS & ~IBV_ACCESS_RELAXED_ORDERING);
-        if (!m->own[i]) {
-            weft__tp_error(&ctx->tp, "%s: cannot register dma-buf %d (%zu bytes): %s",
-                           ctx->devs[i].name, fd, len, strerror(errno));
-            mreg_free(ctx, m);
-            return WEFT_ERR_SYSTEM;
+        mr[i] = ctx->fns.reg_dmabuf_mr(ctx->devs[i].pd, offset, len, iova, fd,
+                                       WIB_ACCESS & ~IBV_ACCESS_RELAXED_ORDERING);
+        if (!mr[i]) {
+            int err = errno;
+
+            weft__tp_error(&ctx->tp, "%s: cannot register dma-buf %d (%zu bytes at 0x%llx): "
+                           "%s", ctx->devs[i].name, fd, len, (unsigned long long)iova,
+                           strerror(err));
+            while (i-- > 0)
+                if (mr[i]) {
+                    ctx->fns.dereg_mr(mr[i]);
+                    mr[i] = NULL;
+                }
+            return err == ENOMEM ? WEFT_ERR_NO_MEMORY : WEFT_ERR_SYSTEM;
         }
     }
-    m->next = ctx->user_regs;
-    if (m->next)
-        m->next->prev = m;
-    ctx->user_regs = m;
-    *out = m;
     return WEFT_SUCCESS;
+}
+
+int weft__ibv_mem_is_cuda(const struct wib_ctx *ctx, const void *buf, void *mh)
+{
+    const struct wib_mreg *m = mh;
+
+    if (m)
+        return m->mem_type == WEFT_TRANSPORT_MEM_CUDA;
+    if (!ctx->cuda_regs || !buf)
+        return 0;
+    for (m = ctx->user_regs; m; m = m->next)
+        if (m->mem_type == WEFT_TRANSPORT_MEM_CUDA && (uintptr_t)buf >= (uintptr_t)m->addr &&
+            (uintptr_t)buf < (uintptr_t)m->addr + m->len)
+            return 1;
+    return 0;
+}
+
+int weft__ibv_mem_copy(struct wib_ctx *ctx, void *dst, const void *src, size_t n, int cuda)
+{
+    if (!n)
+        return 0;
+    if (cuda) {
+        if (weft__ibv_gdr_copy(ctx, dst, src, n) != 0)
+            return -1;
+        ctx->st.copied_cuda += n;
+        return 0;
+    }
+    memcpy(dst, src, n);
+    ctx->st.copied += n;
+    return 0;
 }

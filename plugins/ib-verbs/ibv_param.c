@@ -36,7 +36,7 @@ static const char *param_str(const struct tp_ctx *tp, const char *name)
 int weft__ibv_params_read(const struct tp_ctx *tp, struct wib_params *p)
 {
     long gid, timeout, retry, rnr, rnr_timer, sl, tc, rails, qps, sq, esize, credits, slots,
-        chunk, staging, reg_min, reg_cache, rcmax, fork_init, keepalive, wait_s;
+        chunk, staging, reg_min, reg_cache, rcmax, fork_init, keepalive, wait_s, gdr;
 
     if (weft__tp_param_long(tp, "WEFT_IB_GID_INDEX", -1, 255, -1, &gid) != 0 ||
         weft__tp_param_long(tp, "WEFT_IB_TIMEOUT", 1, 31, 18, &timeout) != 0 ||
@@ -60,6 +60,7 @@ int weft__ibv_params_read(const struct tp_ctx *tp, struct wib_params *p)
         weft__tp_param_long(tp, "WEFT_IB_RCACHE_SIZE", MIB, LONG_MAX, 4 * GIB, &rcmax) != 0 ||
         weft__tp_param_long(tp, "WEFT_IB_FORK_INIT", 0, 1, 1, &fork_init) != 0 ||
         weft__tp_param_long(tp, "WEFT_IB_KEEPALIVE", 0, 3600 * 1000, 1000, &keepalive) != 0 ||
+        weft__tp_param_long(tp, "WEFT_IB_GDR", 0, 1, 1, &gdr) != 0 ||
         weft__tp_param_long(tp, "WEFT_TIMEOUT", 1, 86400, 300, &wait_s) != 0)
         return -1;
     if (staging < 2 * chunk) {
@@ -89,6 +90,7 @@ int weft__ibv_params_read(const struct tp_ctx *tp, struct wib_params *p)
     p->rcache_max = (size_t)rcmax;
     p->fork_init = (int)fork_init;
     p->keepalive_ms = (int)keepalive;
+    p->gdr = (int)gdr;
     p->timeout_ms = (int)(wait_s * 1000);
     return 0;
 }

@@ -9,6 +9,13 @@
  * fly where that is safe), else through staging windows copied out as
  * they land. A message that started unexpected lands in its own buffer
  * and is copied into the receive that takes it.
+ *
+ * A receive into CUDA memory (its buffer in a mem_register handle of
+ * that type) gets every copy from the driver, never from the CPU; a copy
+ * that fails fails the receive. Bytes written into GPU memory by the NIC
+ * are flushed before the receive completes, through the rank's own pair:
+ * a flush waits for that pair to come up, and for a bounce slot and
+ * room, rather than being skipped.
  */
 #include "config.h"
 
@@ -62,6 +69,7 @@ static void rv_remove(struct wib_peer *p, struct wib_msg *m)
  * own buffer keeps doing so and is copied once whole. */
 static int msg_bind(struct tp_ctx *tp, struct tp_msg *tm, struct tp_req *r)
 {
+    struct wib_ctx *ctx = (struct wib_ctx *)tp;
     struct wib_msg *m = (struct wib_msg *)tm;
 
     if (m->rndv && !m->started) {
@@ -72,9 +80,13 @@ static int msg_bind(struct tp_ctx *tp, struct tp_msg *tm, struct tp_req *r)
     }
     if (tm->got < tm->total)
         return 0;
-    if (tm->total && r->len) {
-        memcpy(r->buf, m->ubuf, tp_min(tm->total, r->len));
-        ((struct wib_ctx *)tp)->st.copied += tp_min(tm->total, r->len);
+    if (tm->total && r->len &&
+        weft__ibv_mem_copy(ctx, r->buf, m->ubuf, tp_min(tm->total, r->len),
+                           weft__ibv_mem_is_cuda(ctx, r->buf, NULL)) != 0) {
+        /* Bound (m->req is r): failing it completes r and frees m, and
+         * the common code touches neither once bind says 0. */
+        weft__tp_match_fail(tp, tm, WEFT_ERR_SYSTEM);
+        return 0;
     }
     free(m->ubuf);
     m->ubuf = NULL;
@@ -125,9 +137,11 @@ static void eager_arrived(struct wib_ctx *ctx, int peer, const struct wib_hdr *h
     struct wib_msg *m;
 
     if (r) {
-        if (h->len && r->len) {
-            memcpy(r->buf, payload, tp_min(r->len, h->len));
-            ctx->st.copied += tp_min(r->len, h->len);
+        if (h->len && r->len &&
+            weft__ibv_mem_copy(ctx, r->buf, payload, tp_min(r->len, h->len),
+                               weft__ibv_mem_is_cuda(ctx, r->buf, NULL)) != 0) {
+            weft__tp_req_complete(r, WEFT_ERR_SYSTEM);
+            return;
         }
         weft__tp_req_complete(r, h->len > r->len ? WEFT_ERR_TRUNCATED : WEFT_SUCCESS);
         return;
@@ -139,10 +153,7 @@ static void eager_arrived(struct wib_ctx *ctx, int peer, const struct wib_hdr *h
         return;
     }
     /* Unexpected (no receive matched above): its own buffer. */
-    if (h->len) {
-        memcpy(m->ubuf, payload, h->len);
-        ctx->st.copied += h->len;
-    }
+    weft__ibv_mem_copy(ctx, m->ubuf, payload, h->len, 0);
     m->got = h->len;
     weft__tp_match_done(&ctx->tp, &m->tp);
 }
@@ -220,6 +231,7 @@ static void msg_start(struct wib_ctx *ctx, struct wib_msg *m)
         m->to_ubuf = 1;
         return;
     }
+    m->cuda = r->len && weft__ibv_mem_is_cuda(ctx, r->buf, NULL);
     if (m->want)
         m->dst = weft__ibv_mem_for(ctx, r->buf, m->want, NULL, &m->own_dst);
 }
@@ -332,19 +344,23 @@ static void msg_whole(struct wib_ctx *ctx, struct wib_msg *m)
 {
     struct tp_req *r = m->req;
 
-    if (m->dst && m->dst->mem_type == WEFT_TRANSPORT_MEM_CUDA &&
+    if (!m->err && m->dst && m->dst->mem_type == WEFT_TRANSPORT_MEM_CUDA &&
         weft__ibv_flush_start(ctx, m) == 1)
         return;
     weft__ibv_mem_done(ctx, m->dst, m->own_dst);
     m->dst = NULL;
     m->own_dst = 0;
     if (m->to_ubuf && r) {
-        if (m->total && r->len) {
-            memcpy(r->buf, m->ubuf, tp_min(m->total, r->len));
-            ctx->st.copied += tp_min(m->total, r->len);
-        }
+        if (m->total && r->len &&
+            weft__ibv_mem_copy(ctx, r->buf, m->ubuf, tp_min(m->total, r->len),
+                               weft__ibv_mem_is_cuda(ctx, r->buf, NULL)) != 0)
+            m->err = WEFT_ERR_SYSTEM;
         free(m->ubuf);
         m->ubuf = NULL;
+    }
+    if (m->err) {
+        weft__tp_match_fail(&ctx->tp, &m->tp, m->err);
+        return;
     }
     m->got = m->total;
     weft__tp_match_done(&ctx->tp, &m->tp);
@@ -377,10 +393,10 @@ void weft__ibv_data_arrived(struct wib_ctx *ctx, int peer, int slot)
 
         /* Past a cancelled receive, the bytes go nowhere. */
         if (m->to_ubuf)
-            memcpy(m->ubuf + w->off, src, w->size);
-        else if (m->req)
-            memcpy(m->req->buf + w->off, src, w->size);
-        ctx->st.copied += m->to_ubuf || m->req ? w->size : 0;
+            weft__ibv_mem_copy(ctx, m->ubuf + w->off, src, w->size, 0);
+        else if (m->req && !m->err &&
+                 weft__ibv_mem_copy(ctx, m->req->buf + w->off, src, w->size, m->cuda) != 0)
+            m->err = WEFT_ERR_SYSTEM;
         weft__ibv_stage_put(ctx, w->stage);
     }
     w->m = NULL;
@@ -453,29 +469,33 @@ void weft__ibv_msgs_fail(struct wib_ctx *ctx, int peer, weft_result_t status)
 
 /* ------------------------------------------------------------ GPU flush */
 
-int weft__ibv_flush_start(struct wib_ctx *ctx, struct wib_msg *m)
+static void flush_wait(struct wib_ctx *ctx, struct wib_msg *m)
+{
+    m->fnext = NULL;
+    if (ctx->flush_tail)
+        ctx->flush_tail->fnext = m;
+    else
+        ctx->flush_head = m;
+    ctx->flush_tail = m;
+    weft__ibv_busy(ctx);
+}
+
+/* Posts m's flush read: 1 posted, 0 not now (no slot or room), -1
+ * cannot be (the pair failed, or the read was refused). */
+static int flush_post(struct wib_ctx *ctx, struct wib_msg *m)
 {
     struct wib_peer *self = &ctx->peers[ctx->rank];
     struct wib_wr_rec rec = { WIB_REC_FLUSH, 0, -1, m };
     struct ibv_sge sge;
     struct ibv_send_wr wr;
-    struct wib_qpx *q;
+    struct wib_qpx *q = &self->lane[0];
+    int rc;
 
-    /* A read through the NIC of the last byte written makes the PCIe
-     * writes before it visible to the GPU: through the rank's own pair. */
-    if (!m->req || !m->want)
+    if (weft__ibv_sq_room(q) <= 0)
         return 0;
-    if (self->state == WIB_P_IDLE)
-        weft__ibv_conn_start(ctx, ctx->rank);
-    if (self->state != WIB_P_UP)
-        return 0;
-    q = &self->lane[0];
     rec.slot = weft__ibv_bounce_get(ctx);
-    if (rec.slot < 0 || weft__ibv_sq_room(q) <= 0 || q->dev != ctx->rail[0]->devi) {
-        if (rec.slot >= 0)
-            weft__ibv_bounce_put(ctx, rec.slot);
+    if (rec.slot < 0)
         return 0;
-    }
     sge.addr = (uintptr_t)(ctx->bounce + (size_t)rec.slot * ctx->prm.eager_size);
     sge.length = 1;
     sge.lkey = ctx->bounce_mr->lkey;
@@ -485,9 +505,61 @@ int weft__ibv_flush_start(struct wib_ctx *ctx, struct wib_msg *m)
     wr.num_sge = 1;
     wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(m->req->buf + m->want - 1);
     wr.wr.rdma.rkey = weft__ibv_mem_rkey(m->dst, q->dev);
-    if (weft__ibv_sq_post(ctx, q, &wr, &rec, 1) != 0) {
+    rc = weft__ibv_sq_post(ctx, q, &wr, &rec, 1);
+    if (rc != 0) {
         weft__ibv_bounce_put(ctx, rec.slot);
+        return rc == EAGAIN ? 0 : -1;
+    }
+    ctx->st.flushes++;
+    return 1;
+}
+
+int weft__ibv_flush_start(struct wib_ctx *ctx, struct wib_msg *m)
+{
+    struct wib_peer *self = &ctx->peers[ctx->rank];
+
+    /* A read through the NIC of the last byte written makes the PCIe
+     * writes before it visible to the GPU: through the rank's own pair,
+     * whose lane 0 is on rail 0's device, where the bounce slots are. */
+    if (!m->req || !m->want)
+        return 0;
+    if (self->state == WIB_P_IDLE)
+        weft__ibv_conn_start(ctx, ctx->rank);
+    if (self->state == WIB_P_FAILED || self->state == WIB_P_IDLE)
+        return 0;
+    switch (self->state == WIB_P_UP ? flush_post(ctx, m) : 0) {
+    case 1:
+        return 1;
+    case 0:
+        flush_wait(ctx, m);
+        return 1;
+    default:
         return 0;
     }
-    return 1;
+}
+
+void weft__ibv_flush_retry(struct wib_ctx *ctx)
+{
+    struct wib_peer *self = &ctx->peers[ctx->rank];
+    struct wib_msg *m;
+
+    while ((m = ctx->flush_head)) {
+        int rc = 1;
+
+        /* A receive cancelled meanwhile wants no flush; a pair that
+         * failed cannot give one, and the bytes are there all the same. */
+        if (m->req && self->state != WIB_P_FAILED && self->state != WIB_P_IDLE) {
+            if (self->state != WIB_P_UP)
+                return;
+            rc = flush_post(ctx, m);
+            if (rc == 0)
+                return;
+        }
+        ctx->flush_head = m->fnext;
+        if (!ctx->flush_head)
+            ctx->flush_tail = NULL;
+        m->fnext = NULL;
+        if (rc != 1 || !m->req)
+            weft__ibv_flush_done(ctx, m);
+    }
 }

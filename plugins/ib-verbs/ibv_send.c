@@ -9,6 +9,11 @@
  * send is done when the window marked last has been written and every
  * write completed (on RC, a completed write has been placed remotely).
  * Puts are windows the sender makes itself, without immediates.
+ *
+ * The bytes of a CUDA buffer are never read by the CPU: an eager one is
+ * copied into its bounce slot by the driver (never inline, which the CPU
+ * copies at the post), a large one is written from its registered region
+ * (or, unregistered, copied into staging by the driver).
  */
 #include "config.h"
 
@@ -116,9 +121,11 @@ void weft__ibv_rec_done(struct wib_ctx *ctx, const struct wib_wr_rec *rec, int f
         break;
     }
     case WIB_REC_FLUSH:
+        /* Failed, it flushed nothing, but the bytes are there and no
+         * one else finishes the receive (its sender's pair is not this
+         * one). */
         weft__ibv_bounce_put(ctx, rec->slot);
-        if (!failed)
-            weft__ibv_flush_done(ctx, rec->owner);
+        weft__ibv_flush_done(ctx, rec->owner);
         break;
     default:
         break;
@@ -132,7 +139,8 @@ static int credits_left(const struct wib_peer *p)
     return (int)p->its_credits - (int)(p->tx_sent - p->tx_returned);
 }
 
-/* Posts r's SEND (eager or RTS): 1 posted, 0 not now, -1 failed. */
+/* Posts r's SEND (eager or RTS): 1 posted, 0 not now, -1 the pair
+ * failed, -2 r failed (its bytes could not be copied; the error set). */
 static int post_ctl_send(struct wib_ctx *ctx, struct wib_peer *p, struct wib_req *r, int rts)
 {
     struct wib_hdr h;
@@ -153,7 +161,7 @@ static int post_ctl_send(struct wib_ctx *ctx, struct wib_peer *p, struct wib_req
     memset(&wr, 0, sizeof(wr));
     wr.opcode = IBV_WR_SEND;
     wr.sg_list = sge;
-    if ((int)(sizeof(h) + payload) <= ctx->max_inline) {
+    if ((int)(sizeof(h) + payload) <= ctx->max_inline && (!r->cuda || !payload)) {
         /* Inline: the bytes are copied at the post, from where they are. */
         sge[0].addr = (uintptr_t)&h;
         sge[0].length = sizeof(h);
@@ -171,9 +179,10 @@ static int post_ctl_send(struct wib_ctx *ctx, struct wib_peer *p, struct wib_req
             return 0;
         b = ctx->bounce + (size_t)slot * ctx->prm.eager_size;
         memcpy(b, &h, sizeof(h));
-        if (payload)
-            memcpy(b + sizeof(h), r->buf, payload);
-        ctx->st.copied += payload;
+        if (weft__ibv_mem_copy(ctx, b + sizeof(h), r->buf, payload, r->cuda) != 0) {
+            weft__ibv_bounce_put(ctx, slot);
+            return -2;
+        }
         sge[0].addr = (uintptr_t)b;
         sge[0].length = (uint32_t)(sizeof(h) + payload);
         sge[0].lkey = ctx->bounce_mr->lkey;
@@ -247,6 +256,14 @@ static void pump_sends(struct wib_ctx *ctx, struct wib_peer *p)
         if (r->op == WIB_OP_RNDV && !r->sreg && !r->rts_posted)
             r->sreg = weft__ibv_mem_for(ctx, r->buf, r->len, r->mh, &r->own_sreg);
         rc = post_ctl_send(ctx, p, r, r->op == WIB_OP_RNDV);
+        if (rc == -2) {
+            weft__tp_queue_remove(&p->sq, t);
+            weft__ibv_mem_done(ctx, r->sreg, r->own_sreg);
+            r->sreg = NULL;
+            r->own_sreg = 0;
+            weft__tp_req_complete(t, WEFT_ERR_SYSTEM);
+            continue;
+        }
         if (rc <= 0)
             return;
         weft__tp_queue_remove(&p->sq, t);
@@ -294,8 +311,15 @@ static int write_window(struct wib_ctx *ctx, struct wib_peer *p, struct wib_swin
                 rec.slot = weft__ibv_stage_get(ctx, 0);
                 if (rec.slot < 0)
                     return 0;
-                memcpy(ctx->stage + (size_t)rec.slot * ctx->prm.chunk, src, n);
-                ctx->st.copied += n;
+                if (weft__ibv_mem_copy(ctx, ctx->stage + (size_t)rec.slot * ctx->prm.chunk,
+                                       src, n, r->cuda) != 0) {
+                    weft__ibv_stage_put(ctx, rec.slot);
+                    /* The receiver waits for this window: the pair cannot
+                     * go on. */
+                    weft__ibv_conn_fail(ctx, (int)(p - ctx->peers), WEFT_ERR_SYSTEM,
+                                        "cannot copy a window out of GPU memory");
+                    return -1;
+                }
                 sge.addr = (uintptr_t)(ctx->stage + (size_t)rec.slot * ctx->prm.chunk);
                 sge.lkey = ctx->stage_mr[q->dev]->lkey;
                 force |= weft__ibv_stage_low(ctx);
@@ -471,6 +495,7 @@ weft_result_t weft__ibv_isend(void *vctx, int peer, const void *buf, size_t len,
         return WEFT_SUCCESS;
     p = &ctx->peers[peer];
     ((struct wib_req *)t)->mh = mh;
+    ((struct wib_req *)t)->cuda = len && weft__ibv_mem_is_cuda(ctx, buf, mh);
     weft__tp_queue_append(&p->sq, t);
     if (p->state == WIB_P_IDLE)
         weft__ibv_conn_start(ctx, peer);
@@ -508,6 +533,7 @@ weft_result_t weft__ibv_put(void *vctx, int peer, const void *buf, size_t len, v
     r = (struct wib_req *)t;
     r->op = WIB_OP_PUT;
     r->mh = mh;
+    r->cuda = len && weft__ibv_mem_is_cuda(ctx, buf, mh);
     r->raddr = raddr;
     memcpy(r->rkey, k.rkey, sizeof(r->rkey));
     r->sreg = weft__ibv_mem_for(ctx, (void *)buf, len, mh, &r->own_sreg);

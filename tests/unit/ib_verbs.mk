@@ -85,3 +85,19 @@ tests_unit_fakeverbs_oldabi_la_LDFLAGS = $(WEFT_IBV_FAKE_MODULE) \
 	-Wl,--version-script=$(srcdir)/tests/unit/ibv_fake_oldabi.map
 endif
 EXTRA_DIST += tests/unit/ibv_fake.map tests/unit/ibv_fake_oldabi.map
+
+# GPU memory on the two test doubles: the software RDMA device and the
+# CUDA test double, which the transport opens at run time.
+if WEFT_BUILD_IB_VERBS
+if WEFT_HAVE_CUDA
+if WEFT_HAVE_VERBS
+WEFT_UNIT_TESTS += tests/unit/test_ibv_gdr
+tests_unit_test_ibv_gdr_SOURCES = tests/unit/test_ibv_gdr.c
+tests_unit_test_ibv_gdr_CPPFLAGS = $(WEFT_IBV_UNIT_CPPFLAGS) $(CUDA_CFLAGS)
+tests_unit_test_ibv_gdr_CFLAGS = $(WEFT_UNIT_CFLAGS)
+tests_unit_test_ibv_gdr_LDADD = $(WEFT_IBV_UNIT_LDADD)
+EXTRA_tests_unit_test_ibv_gdr_DEPENDENCIES = tests/swrdma/libibverbs.la \
+	tests/swrdma/no-1.12/libibverbs.la tests/fakecuda/libfakecuda.la
+endif
+endif
+endif

@@ -159,6 +159,9 @@ static int setup(void **state)
     setenv("WEFT_IB_STAGING", "524288", 1);
     setenv("WEFT_IB_EAGER_CREDITS", "8", 1);
     setenv("WEFT_IB_CTS_SLOTS", "4", 1);
+    /* No CUDA driver, whatever the machine has: test_gpu_flush registers
+     * host memory as CUDA memory, as only peermem would take it. */
+    setenv("WEFT_IB_GDR", "0", 1);
     for (int r = 0; r < 2; r++) {
         memset(&core[r], 0, sizeof(core[r]));
         core[r].struct_size = sizeof(core[r]);
@@ -372,8 +375,8 @@ static void test_registered(void **state)
 }
 
 /* GPU memory (host memory registered as CUDA, which the fake cannot tell
- * apart): read back through the rank's own pair before the receive
- * completes. */
+ * apart, registered by address as peermem would): read back through the
+ * rank's own pair before the receive completes. */
 static void test_gpu_flush(void **state)
 {
     size_t n = 300000;
@@ -390,6 +393,7 @@ static void test_gpu_flush(void **state)
     assert_memory_equal(d, s, n);
     c1 = ctx[1];
     assert_int_equal(c1->peers[1].state, WIB_P_UP);
+    assert_int_equal(c1->st.flushes, 1);
     wait_req(0, sr);
     T->mem_deregister(ctx[1], md);
     free(s);

@@ -45,7 +45,7 @@ static int setup(void **state)
         "WEFT_IB_TC", "WEFT_IB_RAILS", "WEFT_IB_QPS", "WEFT_IB_SQ_DEPTH", "WEFT_IB_EAGER_SIZE",
         "WEFT_IB_EAGER_CREDITS", "WEFT_IB_CTS_SLOTS", "WEFT_IB_CHUNK", "WEFT_IB_STAGING",
         "WEFT_IB_REG_MIN", "WEFT_IB_REG_CACHE", "WEFT_IB_RCACHE_SIZE", "WEFT_IB_FORK_INIT",
-        "WEFT_TIMEOUT",
+        "WEFT_IB_GDR", "WEFT_TIMEOUT",
     };
 
     (void)state;
@@ -85,6 +85,7 @@ static void test_defaults(void **state)
     assert_int_equal(p.reg_cache, -1);
     assert_int_equal(p.fork_init, 1);
     assert_int_equal(p.keepalive_ms, 1000);
+    assert_int_equal(p.gdr, 1);
     assert_int_equal(p.timeout_ms, 300000);
 }
 
@@ -101,6 +102,7 @@ static void test_values(void **state)
     setenv("WEFT_IB_QPS", "4", 1);
     setenv("WEFT_IB_CHUNK", "65536", 1);
     setenv("WEFT_TIMEOUT", "5", 1);
+    setenv("WEFT_IB_GDR", "0", 1);
     /* An empty value is unset. */
     setenv("WEFT_IB_RAILS", "", 1);
     assert_int_equal(weft__ibv_params_read(&tp, &p), 0);
@@ -113,6 +115,7 @@ static void test_values(void **state)
     assert_int_equal(p.chunk, 65536);
     assert_int_equal(p.timeout_ms, 5000);
     assert_int_equal(p.rails, WIB_RAILS_MAX);
+    assert_int_equal(p.gdr, 0);
 }
 
 /* var=val (with whatever else is set) fails, saying says. */
@@ -144,6 +147,8 @@ static void test_refused(void **state)
     refused("WEFT_IB_CTS_SLOTS", "1", "WEFT_IB_CTS_SLOTS=1");
     refused("WEFT_IB_REG_CACHE", "2", "WEFT_IB_REG_CACHE=2");
     refused("WEFT_IB_CHUNK", "1k", "WEFT_IB_CHUNK=1k");
+    refused("WEFT_IB_GDR", "2", "WEFT_IB_GDR=2 is not a number from 0 to 1");
+    refused("WEFT_IB_GDR", "yes", "WEFT_IB_GDR=yes");
     /* Staging holds at least two chunks. */
     setenv("WEFT_IB_CHUNK", "1048576", 1);
     refused("WEFT_IB_STAGING", "1048576", "fewer than two chunks");
