@@ -156,15 +156,17 @@ static void run_item(struct weft__stream *st, stream_item_t *it)
         rc = weft__error(WEFT_ERR_ABORTED, "%s: the communicator was aborted", it->fn);
     if (rc == WEFT_SUCCESS && !skip)
         rc = it->job.run(st->comm, it->job.arg);
-    /* After a failure the outputs' staging still holds what the stream
-     * copied in, so the copies back leave the user's buffers as they
-     * were: nothing is silently wrong, and later calls report it. */
+    /* Kept before the stream goes on, so that a call made once the
+     * stream passed the operation sees the failure. After a failure the
+     * outputs' staging still holds what the stream copied in, so the
+     * copies back leave the user's buffers as they were: nothing is
+     * silently wrong, and later calls report it. */
+    if (rc != WEFT_SUCCESS && !skip)
+        keep_error(st, rc);
     __atomic_store_n(&st->flags[FLAG_DONE], it->seq, __ATOMIC_RELEASE);
     if (it->job.release)
         it->job.release(it->job.arg);
     it->job.release = NULL;
-    if (rc != WEFT_SUCCESS && !skip)
-        keep_error(st, rc);
 }
 
 static void *stream_thread(void *arg)
