@@ -636,8 +636,12 @@ static void run_peerlost(weft_comm_t w, int me, int n, int on_stream)
         rc = weft_allreduce(WEFT_IN_PLACE, d, COUNT, WEFT_INT32, WEFT_SUM, w);
         MP_ASSERT(rc != WEFT_SUCCESS, "the stream's failure was not kept");
     }
+    if (on_stream) {
+        MP_CHECK(weft_comm_set_stream(w, NULL));
+        CU(cu.StreamDestroy(s));
+    }
+    dev_free(d);
     write_marker(me, weft_last_error());
-    _exit(0); /* the world cannot be destroyed in order without the dead rank */
 }
 
 int main(int argc, char **argv)
