@@ -107,8 +107,29 @@ static int extent_of(const weft__coll_t *c, weft__coll_kind_t kind, weft_comm_t 
         x->sbytes = in_place ? 0 : layout_end(c->scounts, c->sdispls, n) * c->esize;
         x->rbytes = layout_end(c->rcounts, c->rdispls, n) * c->esize;
         return 0;
+    /* Along an axis (coll_axis.c): count is one rank's block, the arrays
+     * are n blocks where joined, never in place. */
+    case WEFT__COLL_GATHER_AXIS:
+        x->sbytes = block;
+        x->rbytes = comm->rank == c->root ? block * (size_t)n : 0;
+        return 0;
+    case WEFT__COLL_ALLGATHER_AXIS:
+        x->sbytes = block;
+        x->rbytes = block * (size_t)n;
+        return 0;
+    case WEFT__COLL_SCATTER_AXIS:
+        x->sbytes = comm->rank == c->root ? block * (size_t)n : 0;
+        x->rbytes = block;
+        return 0;
+    case WEFT__COLL_REDUCE_SCATTER_AXIS:
+        x->sbytes = block * (size_t)n;
+        x->rbytes = block;
+        return 0;
+    case WEFT__COLL_ALLTOALL_AXIS:
+        x->sbytes = x->rbytes = block * (size_t)n;
+        return 0;
     default:
-        return -1;
+        return -1; /* the byte-string ones: buffers weft allocates, on the host */
     }
 }
 
@@ -372,11 +393,6 @@ static weft_result_t stage_launch(weft_comm_t comm, weft__coll_t *c, weft__coll_
     if (extent_of(c, kind, comm, &x) == 0) {
         sdev = x.sbytes ? on_device(dev, c->sendbuf, fn, "sendbuf") : 0;
         rdev = x.rbytes && sdev >= 0 ? on_device(dev, c->recvbuf, fn, "recvbuf") : 0;
-    } else if (dev && (on_device(dev, c->sendbuf, fn, "sendbuf") ||
-                       on_device(dev, c->recvbuf, fn, "recvbuf"))) {
-        weft__coll_free(c);
-        return weft__error(WEFT_ERR_UNSUPPORTED, "%s: device buffers are not supported by "
-                           "this collective yet: stage them through host memory", fn);
     }
     if (sdev < 0 || rdev < 0) {
         weft__coll_free(c);

@@ -4,7 +4,7 @@
  *
  *   mp_gpu coll     every collective on device buffers, blocking and
  *                   nonblocking, in place and not, a PREMUL_SUM, host and
- *                   device buffers mixed
+ *                   device buffers mixed, along an axis
  *   mp_gpu p2p      send/recv, isend/irecv and a batch on device buffers
  *   mp_gpu stream   operations ordered on a stream: a producer copy
  *                   before and a consumer copy after each one, queued
@@ -370,6 +370,51 @@ static void test_gaps(weft_comm_t w, int me, int n)
     free(got);
 }
 
+/* Along an axis with more than one outer slice, so that the blocks are
+ * packed and unpacked by the host: allgather of 2 x 3 arrays along the
+ * columns, and a reduce-scatter back. */
+static void test_axis(weft_comm_t w, int me, int n)
+{
+    enum { ROWS = 2, COLS = 3 };
+    size_t local[2] = { ROWS, COLS }, whole[2] = { ROWS, (size_t)COLS * n };
+    size_t all = (size_t)ROWS * COLS * n;
+    int32_t mine[ROWS * COLS], *got = mp_alloc(all * 4), *in = mp_alloc(all * 4);
+    void *dsend, *drecv;
+
+    fill(mine, ROWS * COLS, me);
+    dsend = dev_from(mine, sizeof(mine));
+    drecv = dev_from(NULL, all * 4);
+    MP_CHECK(weft_allgather_axis(dsend, drecv, 2, local, 1, WEFT_INT32, w));
+    dev_to(got, drecv, all * 4);
+    for (int row = 0; row < ROWS; row++)
+        for (int r = 0; r < n; r++)
+            for (int j = 0; j < COLS; j++)
+                MP_ASSERT(got[(size_t)row * COLS * n + (size_t)r * COLS + j] ==
+                          val(r, (size_t)row * COLS + j), "allgather_axis: [%d][%d]", row,
+                          r * COLS + j);
+    /* reduce-scatter along the columns: element (row, c) is val(me, row * n * COLS + c) */
+    fill(in, all, me);
+    dev_free(dsend);
+    dev_free(drecv);
+    dsend = dev_from(in, all * 4);
+    drecv = dev_from(NULL, sizeof(mine));
+    MP_CHECK(weft_reduce_scatter_axis(dsend, drecv, 2, whole, 1, WEFT_INT32, WEFT_SUM, w));
+    dev_to(mine, drecv, sizeof(mine));
+    for (int row = 0; row < ROWS; row++)
+        for (int j = 0; j < COLS; j++) {
+            int32_t want = 0;
+
+            for (int r = 0; r < n; r++)
+                want += val(r, (size_t)row * COLS * n + (size_t)me * COLS + j);
+            MP_ASSERT(mine[row * COLS + j] == want, "reduce_scatter_axis: [%d][%d] is %d, "
+                      "expected %d", row, j, mine[row * COLS + j], want);
+        }
+    dev_free(dsend);
+    dev_free(drecv);
+    free(got);
+    free(in);
+}
+
 static void run_coll(weft_comm_t w, int me, int n)
 {
     static const size_t counts[] = { 1, 1000, 300000 };
@@ -382,6 +427,7 @@ static void run_coll(weft_comm_t w, int me, int n)
     }
     test_premul_mixed(w, me, n);
     test_gaps(w, me, n);
+    test_axis(w, me, n);
     MP_CHECK(weft_barrier(w));
 }
 
