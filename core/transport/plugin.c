@@ -435,6 +435,15 @@ static const char *plugin_error(void)
     return text && *text ? text : "no reason given";
 }
 
+/* set->device, after a plugin came or went. */
+static void find_device(weft__plugin_set_t *set)
+{
+    set->device = NULL;
+    for (int i = 0; i < set->n && !set->device; i++)
+        if (set->plugins[i].device)
+            set->device = &set->plugins[i];
+}
+
 /* The device services of a table built with a header that has them,
  * when they are whole: NULL otherwise, with a warning when the table
  * offers services it cannot back. */
@@ -529,6 +538,7 @@ static void start(struct search *s, weft__plugin_candidate_t *c, void *dl,
     pl->device = table_device(ops, c->path);
     pthread_mutex_init(&pl->lock, NULL);
     set->n++;
+    find_device(set);
     c->state = WEFT__PLUGIN_LOADED;
     if (ops->struct_size > sizeof(*ops))
         WEFT_INFO(PLUGIN, "%s: table of %zu bytes, %zu known: fields past those are ignored",
@@ -868,6 +878,7 @@ void weft__plugins_drop(weft__plugin_set_t *set, int i, const char *why)
     }
     set->n--;
     memset(&set->plugins[set->n], 0, sizeof(set->plugins[set->n]));
+    find_device(set);
 }
 
 void weft__plugins_unload(weft__plugin_set_t *set)
@@ -892,10 +903,3 @@ void weft__plugins_unload(weft__plugin_set_t *set)
     memset(set, 0, sizeof(*set));
 }
 
-weft__plugin_t *weft__plugins_device(weft__plugin_set_t *set)
-{
-    for (int i = 0; i < set->n; i++)
-        if (set->plugins[i].device)
-            return &set->plugins[i];
-    return NULL;
-}

@@ -109,6 +109,9 @@ typedef struct weft__plugin {
 typedef struct weft__plugin_set {
     weft__plugin_t plugins[WEFT__PLUGIN_MAX];
     int n;
+    /* The first of plugins that offers device memory services, or NULL
+     * (weft__plugins_device): read on every call that may stage. */
+    weft__plugin_t *device;
     weft__plugin_candidate_t *candidates; /* every file looked at, malloc'd */
     int ncandidates;
     weft__plugin_dir_t *dirs;             /* every folder of the search, malloc'd */
@@ -207,6 +210,9 @@ void weft__plugins_unload(weft__plugin_set_t *set);
 
 /* The first loaded plugin that offers device memory services, or NULL:
  * the one the core stages device buffers and orders streams with. */
-weft__plugin_t *weft__plugins_device(weft__plugin_set_t *set);
+static inline weft__plugin_t *weft__plugins_device(weft__plugin_set_t *set)
+{
+    return set->device;
+}
 
 #endif /* WEFT_CORE_PLUGIN_H */
