@@ -246,7 +246,7 @@ static float minmax32(float a, float b, bool want_max)
     if (isnan(a))
         return quiet32(a);
     if (a == b) /* equal values differ only as -0 and +0 */
-        return (signbit(a) != want_max) ? a : b;
+        return (!!signbit(a) != want_max) ? a : b;
     return (a < b) != want_max ? a : b;
 }
 
@@ -257,7 +257,7 @@ static double minmax64(double a, double b, bool want_max)
     if (isnan(a))
         return quiet64(a);
     if (a == b)
-        return (signbit(a) != want_max) ? a : b;
+        return (!!signbit(a) != want_max) ? a : b;
     return (a < b) != want_max ? a : b;
 }
 
