@@ -13,3 +13,16 @@ tests_unit_test_cuda_ipc_LDADD = plugins/cuda-ipc/libcudaipc.la \
 	plugins/cuda-common/libcudadrv.la $(CMOCKA_LIBS)
 EXTRA_tests_unit_test_cuda_ipc_DEPENDENCIES = tests/fakecuda/libfakecuda.la
 endif
+
+# Its GPU reductions, compared with the host kernels (linked from the
+# core) by tests/gpu/kcheck.c, which tests/gpu/kernels_check shares.
+if WEFT_BUILD_CUDA_IPC
+WEFT_UNIT_TESTS += tests/unit/test_cuda_ipc_reduce
+tests_unit_test_cuda_ipc_reduce_SOURCES = tests/unit/test_cuda_ipc_reduce.c \
+	tests/gpu/kcheck.c tests/gpu/kcheck.h
+tests_unit_test_cuda_ipc_reduce_CPPFLAGS = $(WEFT_UNIT_CPPFLAGS) $(CUDA_CFLAGS)
+tests_unit_test_cuda_ipc_reduce_CFLAGS = $(WEFT_UNIT_CFLAGS)
+tests_unit_test_cuda_ipc_reduce_LDADD = plugins/cuda-ipc/libcudaipc.la \
+	plugins/cuda-common/libcudadrv.la $(WEFT_UNIT_LIBS)
+EXTRA_tests_unit_test_cuda_ipc_reduce_DEPENDENCIES = tests/fakecuda/libfakecuda.la
+endif
