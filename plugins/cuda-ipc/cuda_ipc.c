@@ -3,8 +3,7 @@
  * cuda_ipc.c: the cuda-ipc transport's table and lifecycle: init opens
  * the CUDA driver, lists every GPU, picks this process's device, retains
  * its primary context and loads the reduction kernels; query and
- * finalize. cuda_ipc.h says what
- * the transport does and does not do yet.
+ * finalize. cuda_ipc.h says what the transport does and does not do yet.
  */
 #include "config.h"
 

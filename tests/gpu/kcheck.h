@@ -16,7 +16,8 @@
  * where both the scalar and the element are NaN. op.c computes k * v in
  * C, and which NaN an x86 multiply returns is its first operand's, which
  * the compiler chooses; the GPU returns the element's, so either NaN,
- * quieted, is accepted there.
+ * quieted, is accepted there. The comparisons run in the default
+ * rounding mode, the only one the GPU kernels have (reduce.cu).
  */
 #ifndef WEFT_TESTS_GPU_KCHECK_H
 #define WEFT_TESTS_GPU_KCHECK_H

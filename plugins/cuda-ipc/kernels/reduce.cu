@@ -8,13 +8,18 @@
  * a rank whose buffers live on the GPU must compute what a rank reducing
  * in host memory computes. The GPU's own float arithmetic differs from
  * the CPU's in one way only, which the code below undoes: a NaN result
- * is always the canonical NaN 0x7fffffff (payloads are lost, sign set
- * clear). So every floating kernel tests its operands first and returns
+ * is always the canonical NaN 0x7fffffff (payload and sign lost). So
+ * every floating kernel tests its operands first and returns
  * the NaN the CPU would: an operand's, quieted, payload kept, and for an
  * invalid operation (Inf - Inf, 0 * Inf) the host CPU's default NaN. The
  * build (Makefile.include) turns off FMA contraction and flush-to-zero
  * and keeps IEEE division, so that every other result is the correctly
  * rounded one the CPU gives too.
+ *
+ * One difference cannot be undone: the host's FLOAT32 and FLOAT64
+ * arithmetic rounds in the calling thread's rounding mode, which a GPU
+ * kernel cannot see; these round to nearest-even, the default mode. A
+ * program that changes the mode (fesetround) gets other bits on the GPU.
  *
  * Kernels, one per dtype (suffix i8 u8 i32 u32 i64 u64 f16 bf16 f32 f64),
  * with C names so that cuModuleGetFunction finds them:
@@ -31,8 +36,8 @@
  * before it is written, so dst may be a or b (or src).
  *
  * The op is an argument rather than a kernel per (dtype, op) pair: 30
- * kernels instead of 78 halve the build (seven architectures), and the
- * switch outside the loop costs one uniform branch per thread.
+ * entry points instead of 78 for nvcc to build seven times over, and
+ * the switch, outside the loop, costs one uniform branch per thread.
  */
 #include <stdint.h>
 
