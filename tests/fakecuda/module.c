@@ -210,13 +210,14 @@ static CUresult read_params(const struct fc_kernel *k, void **params, struct fc_
             return CUDA_ERROR_INVALID_VALUE;
         }
     }
+    /* each parameter is as many bytes as the kernel declares it */
     for (int i = 0; i < k->nptrs; i++)
-        memcpy(&ptrs[i], params[i], sizeof(ptrs[i]));
-    memcpy(&l->n, params[k->nptrs], sizeof(l->n));
+        memcpy(&ptrs[i], params[i], k->param_size[i]);
+    memcpy(&l->n, params[k->nptrs], k->param_size[k->nptrs]);
     if (k->kind == FC_K_SCALE)
-        memcpy(l->scalar, params[k->nptrs + 1], k->esize);
+        memcpy(l->scalar, params[k->nptrs + 1], k->param_size[k->nptrs + 1]);
     else
-        memcpy(&l->iarg, params[k->nptrs + 1], sizeof(l->iarg));
+        memcpy(&l->iarg, params[k->nptrs + 1], k->param_size[k->nptrs + 1]);
     l->k = k;
     if (l->n == 0)
         return CUDA_SUCCESS;

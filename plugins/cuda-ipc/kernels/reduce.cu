@@ -35,6 +35,11 @@
  * Each is a grid-stride loop over n, any grid; each element is read
  * before it is written, so dst may be a or b (or src).
  *
+ * Tested three ways: tests/unit/test_reduce_cu compiles this file for the
+ * host and compares it with the host kernels; the plugin's unit test
+ * launches it on the CUDA test double, which computes the same semantics
+ * with code of its own; tests/gpu/kernels_check runs it on a GPU.
+ *
  * The op is an argument rather than a kernel per (dtype, op) pair: 30
  * entry points instead of 78 for nvcc to build seven times over, and
  * the switch, outside the loop, costs one uniform branch per thread.
