@@ -57,8 +57,8 @@
 enum wcu_feature {
     WCU_FEAT_RANGE_HANDLE = 0,          /* cuMemGetHandleForAddressRange (dma-buf fds) */
     WCU_FEAT_VMM,                       /* cuMemCreate, ..., cuMemAddressReserve */
-    WCU_FEAT_LAUNCH,                    /* cuModuleLoadData, cuModuleGetFunction,
-                                         * cuLaunchKernel */
+    WCU_FEAT_LAUNCH,                    /* cuModuleLoadData, cuModuleUnload,
+                                         * cuModuleGetFunction, cuLaunchKernel */
     WCU_FEAT_COUNT
 };
 
@@ -124,6 +124,7 @@ enum wcu_feature {
     X(cuMemSetAccess, 10020, WCU_FEAT_VMM)                                           \
     X(cuMemAddressReserve, 10020, WCU_FEAT_VMM)                                      \
     X(cuModuleLoadData, 2000, WCU_FEAT_LAUNCH)                                       \
+    X(cuModuleUnload, 2000, WCU_FEAT_LAUNCH)                                         \
     X(cuModuleGetFunction, 2000, WCU_FEAT_LAUNCH)                                    \
     X(cuLaunchKernel, 4000, WCU_FEAT_LAUNCH)
 

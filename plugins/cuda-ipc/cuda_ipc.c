@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cuda_ipc.c: the cuda-ipc transport's table and lifecycle: init opens
- * the CUDA driver, lists every GPU, picks this process's device and
- * retains its primary context; query and finalize. cuda_ipc.h says what
- * the transport does and does not do yet.
+ * the CUDA driver, lists every GPU, picks this process's device, retains
+ * its primary context and loads the reduction kernels; query and
+ * finalize. cuda_ipc.h says what the transport does and does not do yet.
  */
 #include "config.h"
 
@@ -139,6 +139,7 @@ static weft_result_t cipc_init(const weft_transport_core_t *core, void **ctxp)
         goto err_release;
     core->log(WEFT_TRANSPORT_LOG_INFO, CIPC_NAME, "this process uses cuda%d (%s), its primary "
               "context; stream memory operations %s", ordinal, c->dev.uuid, memops_how);
+    weft__cuda_ipc_reduce_load(c);
     *ctxp = c;
     return WEFT_SUCCESS;
 
@@ -173,6 +174,7 @@ static weft_result_t cipc_finalize(void *ctx)
     struct cipc_ctx *c = ctx;
     CUresult rc;
 
+    weft__cuda_ipc_reduce_unload(c);
     rc = c->drv.fn.cuDevicePrimaryCtxRelease(c->dev.dev);
     if (rc != CUDA_SUCCESS) {
         char err[160];

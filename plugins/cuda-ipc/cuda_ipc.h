@@ -26,6 +26,17 @@
  *   context, the one the CUDA runtime uses, so buffers and streams of a
  *   program built on the runtime belong to it; finalize releases it.
  *
+ * Reductions on the GPU (cuda_ipc_reduce.c)
+ *   weft's reduction kernels (kernels/reduce.cu), built by nvcc into a
+ *   fatbin embedded in the plugin, are loaded into the primary context at
+ *   init; one INFO line says how many, for which architecture, or why
+ *   none (no nvcc at build time, a driver without modules, no code for
+ *   this GPU), and then device reductions stage through host memory. A
+ *   failure to load is never an error. The core does not call them yet:
+ *   weft__cuda_ipc_reduce and its kin are internal, outside the
+ *   transport ABI, and reached by the plugin's unit tests and
+ *   tests/gpu/kernels_check.
+ *
  * Stream memory operations
  *   stream_write and stream_wait are cuStreamWriteValue32 and
  *   cuStreamWaitValue32 on page-locked host words. init tries one of
@@ -60,12 +71,21 @@
  * will not be reached once this transport reaches any. */
 #define CIPC_ADDR_VERSION 1
 
+/* The loaded reduction kernels, indexed by weft_dtype_t; module NULL:
+ * none, and why says why. */
+struct cipc_kernels {
+    CUmodule module;
+    CUfunction reduce[WEFT_DTYPE_COUNT], avg[WEFT_DTYPE_COUNT], scale[WEFT_DTYPE_COUNT];
+    char why[WCU_WHY_MAX];
+};
+
 struct cipc_ctx {
     const weft_transport_core_t *core;  /* valid until finalize (ABI promise) */
     struct wcu_drv drv;
     struct wcu_dev dev;                 /* the device this process uses */
     CUcontext primary;                  /* its primary context, retained */
     int memops;                         /* stream_write/stream_wait work */
+    struct cipc_kernels kern;
     int declined_logged;                /* reach() said once why it declines */
 };
 
@@ -100,6 +120,42 @@ int weft__cuda_ipc_memops_probe(const struct cipc_ctx *c, char *why, size_t cap)
 
 /* The device memory services, for weft_transport_v1_t.device. */
 extern const weft_transport_device_t weft__cuda_ipc_device;
+/* Makes the primary context current on a thread that has none (a thread
+ * with one keeps it). WEFT_SUCCESS, or the driver's error reported. */
+weft_result_t weft__cuda_ipc_device_ready(const struct cipc_ctx *c);
+
+/* ----------------------------------------------------- cuda_ipc_reduce.c */
+
+/* Loads the embedded kernels into c->primary (made current for the
+ * while, the caller's context restored) and logs one INFO line: how many,
+ * for which sm_XX, or why none. Never fails: kernels off is a state. */
+void weft__cuda_ipc_reduce_load(struct cipc_ctx *c);
+/* Unloads them (finalize), before the primary context is released. */
+void weft__cuda_ipc_reduce_unload(struct cipc_ctx *c);
+
+/* The reductions of core/dt/reduce.h and core/dt/op.h, bit for bit, on
+ * memory the GPU reaches (device or page-locked host memory), queued on
+ * stream s (a stream of the primary context, or 0) and not waited for;
+ * every pointer aligned to the element size; count 0 queues nothing.
+ * Any thread may call them (threading as the device services).
+ *   reduce  dst[i] = a[i] op b[i], op a built-in weft_op_t valid for dt
+ *           (AVG sums); dst may be a or b
+ *   avg     buf[i] /= nranks (nranks > 0), AVG's last step
+ *   scale   dst[i] = scalar * src[i], scalar one element of dt in the
+ *           first bytes (weft__op_scale's), PREMUL_SUM's first step
+ * WEFT_SUCCESS; WEFT_ERR_UNSUPPORTED with the reason when the kernels are
+ * off; WEFT_ERR_INVALID_ARG for a bad dt, op, nranks or alignment; the
+ * driver's error (a launch failure) as weft__cuda_ipc_err_report maps
+ * it. Errors in the kernels themselves show at the stream's next
+ * synchronisation, as CUDA's do. */
+weft_result_t weft__cuda_ipc_reduce(const struct cipc_ctx *c, CUstream s, void *dst,
+                                    const void *a, const void *b, size_t count,
+                                    weft_dtype_t dt, weft_op_t op);
+weft_result_t weft__cuda_ipc_reduce_avg(const struct cipc_ctx *c, CUstream s, void *buf,
+                                        size_t count, weft_dtype_t dt, int nranks);
+weft_result_t weft__cuda_ipc_reduce_scale(const struct cipc_ctx *c, CUstream s, void *dst,
+                                          const void *src, size_t count, weft_dtype_t dt,
+                                          const unsigned char scalar[8]);
 
 /* -------------------------------------------------------- cuda_ipc_msg.c */
 

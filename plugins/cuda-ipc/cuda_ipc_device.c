@@ -25,7 +25,7 @@
 
 #include "plugins/cuda-ipc/cuda_ipc.h"
 
-static weft_result_t context_ready(const struct cipc_ctx *c)
+weft_result_t weft__cuda_ipc_device_ready(const struct cipc_ctx *c)
 {
     CUcontext cur = NULL;
     CUresult rc;
@@ -53,7 +53,7 @@ static weft_result_t cipc_mem_query(void *ctx, const void *ptr, int *mem_type, i
     struct wcu_ptr p;
     weft_result_t r;
 
-    if ((r = context_ready(c)) != WEFT_SUCCESS)
+    if ((r = weft__cuda_ipc_device_ready(c)) != WEFT_SUCCESS)
         return r;
     if (weft__cudrv_ptr_query(&c->drv, ptr, &p, why, sizeof(why)) != 0) {
         c->core->set_error("%s", why);
@@ -81,7 +81,7 @@ static weft_result_t cipc_copy(void *ctx, void *dst, const void *src, size_t len
 
     if (!len)
         return WEFT_SUCCESS;
-    if ((r = context_ready(c)) != WEFT_SUCCESS)
+    if ((r = weft__cuda_ipc_device_ready(c)) != WEFT_SUCCESS)
         return r;
     rc = c->drv.fn.cuMemcpy(dptr(dst), dptr(src), len);
     if (rc != CUDA_SUCCESS)
@@ -98,7 +98,7 @@ static weft_result_t cipc_host_alloc(void *ctx, size_t len, void **ptr)
     void *p;
     CUresult rc;
 
-    if ((r = context_ready(c)) != WEFT_SUCCESS)
+    if ((r = weft__cuda_ipc_device_ready(c)) != WEFT_SUCCESS)
         return r;
     rc = c->drv.fn.cuMemAllocHost(&p, len);
     if (rc != CUDA_SUCCESS)
@@ -115,7 +115,7 @@ static weft_result_t cipc_host_free(void *ctx, void *ptr)
 
     if (!ptr)
         return WEFT_SUCCESS;
-    if ((r = context_ready(c)) != WEFT_SUCCESS)
+    if ((r = weft__cuda_ipc_device_ready(c)) != WEFT_SUCCESS)
         return r;
     rc = c->drv.fn.cuMemFreeHost(ptr);
     if (rc != CUDA_SUCCESS)
@@ -134,7 +134,7 @@ static weft_result_t cipc_stream_check(void *ctx, void *stream, int *memops)
     weft_result_t r;
     CUresult rc;
 
-    if ((r = context_ready(c)) != WEFT_SUCCESS)
+    if ((r = weft__cuda_ipc_device_ready(c)) != WEFT_SUCCESS)
         return r;
     rc = c->drv.fn.cuStreamQuery((CUstream)stream);
     if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY) {
@@ -156,7 +156,7 @@ static weft_result_t cipc_stream_copy(void *ctx, void *stream, void *dst, const 
 
     if (!len)
         return WEFT_SUCCESS;
-    if ((r = context_ready(c)) != WEFT_SUCCESS)
+    if ((r = weft__cuda_ipc_device_ready(c)) != WEFT_SUCCESS)
         return r;
     rc = c->drv.fn.cuMemcpyAsync(dptr(dst), dptr(src), len, (CUstream)stream);
     if (rc != CUDA_SUCCESS)
@@ -172,7 +172,7 @@ static weft_result_t cipc_stream_write(void *ctx, void *stream, uint32_t *flag, 
     weft_result_t r;
     CUresult rc;
 
-    if ((r = context_ready(c)) != WEFT_SUCCESS)
+    if ((r = weft__cuda_ipc_device_ready(c)) != WEFT_SUCCESS)
         return r;
     rc = c->drv.fn.cuStreamWriteValue32((CUstream)stream, dptr(flag), value,
                                         CU_STREAM_WRITE_VALUE_DEFAULT);
@@ -190,7 +190,7 @@ static weft_result_t cipc_stream_wait(void *ctx, void *stream, uint32_t *flag, u
     weft_result_t r;
     CUresult rc;
 
-    if ((r = context_ready(c)) != WEFT_SUCCESS)
+    if ((r = weft__cuda_ipc_device_ready(c)) != WEFT_SUCCESS)
         return r;
     rc = c->drv.fn.cuStreamWaitValue32((CUstream)stream, dptr(flag), value,
                                        CU_STREAM_WAIT_VALUE_GEQ);
@@ -205,7 +205,7 @@ static weft_result_t cipc_stream_sync(void *ctx, void *stream)
     weft_result_t r;
     CUresult rc;
 
-    if ((r = context_ready(c)) != WEFT_SUCCESS)
+    if ((r = weft__cuda_ipc_device_ready(c)) != WEFT_SUCCESS)
         return r;
     rc = c->drv.fn.cuStreamSynchronize((CUstream)stream);
     if (rc != CUDA_SUCCESS)

@@ -139,6 +139,14 @@ FC_API CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevic
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: v = 132; break;
     case CU_DEVICE_ATTRIBUTE_WARP_SIZE: v = 32; break;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: v = 1024; break;
+    /* the limits cuLaunchKernel checks (module.c) */
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: v = 64; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: v = 2147483647; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: v = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: v = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: v = 49152; break;
     case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: v = 0; break;
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: v = bus_of(dev); break;
     case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: v = 0; break;

@@ -9,8 +9,9 @@
  * the versions the driver has them, devices, primary contexts, device
  * memory the host cannot read, pointer attributes, legacy IPC between
  * processes, virtual memory management and its POSIX fd handles, dma-buf
- * descriptors, streams, events (interprocess ones too) and stream memory
- * operations. It is never
+ * descriptors, streams, events (interprocess ones too), stream memory
+ * operations, and modules whose kernels are weft's reductions, computed
+ * on the host. It is never
  * installed and nothing links it but its own tests: a program gets it by
  * asking, WEFT_CUDA_DRIVER=$builddir/tests/fakecuda/.libs/libfakecuda.so,
  * and weft refuses it unless WEFT_CUDA_ALLOW_TEST_DRIVER=1: the library
@@ -51,11 +52,16 @@
  * write and wait on 32-bit words (memop.c). WEFT_FAKECUDA_DELAY_US=N
  * sleeps a random 0..N microseconds before each operation.
  *
- * Faults. WEFT_FAKECUDA_FAULTS (fault.c): fail=NAME@N[:ERROR] makes the
- * Nth call of NAME fail; novmm, nomemops and noipc take those features
- * away.
+ * Kernels. cuModuleLoadData checks that an image is a fatbin, cubin or
+ * PTX the device could run; its functions are weft's reduction kernels,
+ * found by name and computed on a stream's worker from their documented
+ * semantics (module.c, kernels.c).
  *
- * What it is not: no kernels, modules, graphs, managed memory, memory
+ * Faults. WEFT_FAKECUDA_FAULTS (fault.c): fail=NAME@N[:ERROR] makes the
+ * Nth call of NAME fail; novmm, nomemops, noipc and nolaunch take those
+ * features away.
+ *
+ * What it is not: no kernels but weft's, no graphs, managed memory, memory
  * pools or peer access; per-thread default streams are refused. A forked child must exec
  * before it uses the double (as with the real driver).
  *

@@ -83,7 +83,7 @@ struct CUctx_st {
     struct CUstream_st *streams;
 };
 
-enum fc_op_kind { FC_OP_NOP, FC_OP_COPY, FC_OP_SET8, FC_OP_WRITE32, FC_OP_WAIT32 };
+enum fc_op_kind { FC_OP_NOP, FC_OP_COPY, FC_OP_SET8, FC_OP_WRITE32, FC_OP_WAIT32, FC_OP_KERNEL };
 
 /* A dependency: the op waits until STREAM has completed SEQ ops. */
 struct fc_dep {
@@ -101,6 +101,7 @@ struct fc_op {
     unsigned flags;
     int ndeps;
     struct fc_dep *deps;
+    struct fc_launch *launch;   /* FC_OP_KERNEL's, freed with the op */
 };
 
 struct CUstream_st {
@@ -141,6 +142,8 @@ struct CUevent_st {
 #define FC_MAGIC_CTX 0xC0C7C0C7u
 #define FC_MAGIC_STREAM 0x57AE4A11u
 #define FC_MAGIC_EVENT 0xE7E47E47u
+#define FC_MAGIC_MODULE 0x30D01E00u
+#define FC_MAGIC_FUNC 0xF0F0C0DEu
 #define FC_MAGIC_DEAD 0xDEADDEADu
 
 struct fc_device {
@@ -167,7 +170,7 @@ struct fc_state {
     struct fc_phys *phys;       /* VMM physical allocations */
     struct fc_resv *resvs;      /* VMM address reservations */
     /* fault switches (fault.c) */
-    bool no_vmm, no_memops, no_ipc;
+    bool no_vmm, no_memops, no_ipc, no_launch;
 };
 
 extern struct fc_state fc;
@@ -223,6 +226,49 @@ int fc_ipc_open_memfd(pid_t pid, int fd, const char *name);
 /* ipc_event.c: an interprocess event's shared word, made by cuEventCreate */
 CUresult fc_event_word_new(struct CUevent_st *e);
 void fc_event_word_free(struct CUevent_st *e);
+
+/* kernels.c: the kernels the double knows by name, each with its
+ * parameters: the first NPTRS are device pointers to N elements of ESIZE
+ * bytes (N the next parameter); PARAM_SIZE gives each one's bytes. */
+enum fc_kernel_kind { FC_K_REDUCE, FC_K_AVG, FC_K_SCALE };
+#define FC_KERNEL_MAX_PARAMS 8
+struct fc_kernel {
+    char name[32];
+    enum fc_kernel_kind kind;
+    int type;                   /* kernels.c's element type */
+    size_t esize;
+    int nparams, nptrs;
+    unsigned char param_size[FC_KERNEL_MAX_PARAMS];
+};
+
+/* One launch, its parameters read when it was queued. */
+struct fc_launch {
+    const struct fc_kernel *k;
+    void *ptr[3];               /* the pointer parameters, as the double reaches them */
+    uint64_t n;
+    int32_t iarg;               /* op or nranks */
+    unsigned char scalar[8];    /* SCALE's k */
+};
+
+/* The kernel named NAME and its index (0..fc_kernel_count() - 1), or
+ * NULL if the double knows none by that name. */
+const struct fc_kernel *fc_kernel_find(const char *name, size_t *index);
+size_t fc_kernel_count(void);
+/* Runs the launch's reference on the calling thread (a stream's worker). */
+void fc_kernel_run(const struct fc_launch *l);
+
+/* module.c: CUmodule and CUfunction, which cuda.h leaves opaque */
+struct CUmod_st {
+    uint32_t magic;
+    struct CUctx_st *ctx;
+    struct CUfunc_st *funcs;    /* one per known kernel, made at load */
+};
+
+struct CUfunc_st {
+    uint32_t magic;
+    struct CUmod_st *mod;
+    const struct fc_kernel *k;
+};
 
 /* stream.c */
 CUresult fc_stream_get(CUstream h, struct CUctx_st *ctx, struct CUstream_st **s);

@@ -14,6 +14,9 @@
  *     noipc      no legacy IPC: the attributes say so and
  *                cuIpcGetMemHandle and cuIpcGetEventHandle fail
  *                CUDA_ERROR_NOT_SUPPORTED
+ *     nolaunch   no modules or kernels: cuModuleLoadData, cuModuleUnload,
+ *                cuModuleGetFunction and cuLaunchKernel fail
+ *                CUDA_ERROR_NOT_SUPPORTED
  * A word it does not know is reported on stderr and ignored. Calls are
  * counted from cuInit on (cuInit itself counts as its first call).
  */
@@ -96,6 +99,8 @@ void fc_fault_setup(void)
             fc.no_memops = true;
         else if (!strcmp(w, "noipc"))
             fc.no_ipc = true;
+        else if (!strcmp(w, "nolaunch"))
+            fc.no_launch = true;
         else
             fc_log("WEFT_FAKECUDA_FAULTS: unknown fault '%s' ignored", w);
     }

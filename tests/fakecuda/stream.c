@@ -76,6 +76,9 @@ static void run(struct CUstream_st *s, struct fc_op *op)
     case FC_OP_WRITE32:
         __atomic_store_n((uint32_t *)op->dst, op->value, __ATOMIC_SEQ_CST);
         break;
+    case FC_OP_KERNEL:
+        fc_kernel_run(op->launch);
+        break;
     case FC_OP_WAIT32:
         /* the word may be written by another process or the host: poll */
         while (!wait_value_met(__atomic_load_n((uint32_t *)op->dst, __ATOMIC_ACQUIRE),
@@ -106,6 +109,7 @@ static void *worker(void *arg)
         s->done++;
         pthread_cond_broadcast(&s->cond);
         free(op->deps);
+        free(op->launch);
         free(op);
     }
     pthread_mutex_unlock(&s->lock);

@@ -19,11 +19,15 @@
 #                 differ, the double does not behave as the driver does.
 #                 A feature the GPU lacks (info vmm-supported: 0,
 #                 dmabuf-supported: 0) is left out of the comparison.
-#   4 gpu specs   make check TESTS='tests/gpu/*.mp' WEFT_TEST_CUDA=hardware:
+#   4 kernels     tests/gpu/kernels_check on the real driver: the cuda-ipc
+#                 plugin's GPU reduction kernels, every dtype x op, compared
+#                 bit for bit with weft's host kernels (OUTDIR/kernels.txt);
+#                 skipped where weft was built without nvcc
+#   5 gpu specs   make check TESTS='tests/gpu/*.mp' WEFT_TEST_CUDA=hardware:
 #                 the multi-process GPU tests on the real driver (specs that
 #                 configure the double skip themselves); their logs are
 #                 copied to OUTDIR/gpu-specs/
-#   5 weft-info   what weft-info says of the cuda-ipc plugin on the real
+#   6 weft-info   what weft-info says of the cuda-ipc plugin on the real
 #                 driver (OUTDIR/weft-info.txt), where the plugin is built
 #
 # Everything goes to OUTDIR; OUTDIR/summary.txt has a PASS, FAIL or SKIP
@@ -258,7 +262,29 @@ contract_step() {
 drop=''
 contract_step
 
-# ---------------------------------------------------------- 4 GPU specs
+# ------------------------------------------------------------ 4 kernels
+kernels_step() {
+    checker=${build:+$build/tests/gpu/kernels_check}
+    if [ "$built" -ne 0 ]; then
+        result SKIP kernels "weft is not built"
+    elif [ ! -x "$checker" ]; then
+        result SKIP kernels "kernels_check is not built (no cuda-ipc plugin)"
+    elif [ -n "$no_real" ]; then
+        result SKIP kernels "$no_real"
+    else
+        note "kernels_check on libcuda.so.1"
+        run_for 60 "$out/kernels.txt" "$checker"
+        rc=$?
+        case $rc in
+        0) result PASS kernels "$(grep -m 1 '^device: ' "$out/kernels.txt" | sed 's/^device: //'): $(grep -m 1 '^PASS: ' "$out/kernels.txt" | sed 's/^PASS: //')" ;;
+        77) result SKIP kernels "$(grep -m 1 '^SKIP: ' "$out/kernels.txt" | sed 's/^SKIP: //')" ;;
+        *) result FAIL kernels "$(why_status "$rc" "$out/kernels.txt"): $(grep -m 1 -e '^FAIL: ' -e '^kcheck: ' "$out/kernels.txt")" ;;
+        esac
+    fi
+}
+kernels_step
+
+# ---------------------------------------------------------- 5 GPU specs
 specs_step() {
     if [ "$built" -ne 0 ]; then
         result SKIP gpu-specs "weft is not built"
@@ -306,7 +332,7 @@ specs_step() {
 }
 specs_step
 
-# ---------------------------------------------------------- 5 weft-info
+# ---------------------------------------------------------- 6 weft-info
 info_step() {
     plugin=${build:+$build/plugins/cuda-ipc/.libs/weft-cuda-ipc.so}
     if [ "$built" -ne 0 ]; then

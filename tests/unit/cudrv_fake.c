@@ -293,6 +293,7 @@ static const struct entry {
     { "cuMemAddressReserve", 10020, U },
 #endif
     { "cuModuleLoadData", 2000, U },
+    { "cuModuleUnload", 2000, U },
     { "cuModuleGetFunction", 2000, U },
     { "cuLaunchKernel", 4000, U },
 };
