@@ -27,7 +27,6 @@ typedef struct axis {
     enum axis_kind kind;
     size_t outer, rows, inner;  /* rows: one block's extent along the axis; inner in bytes */
     size_t block;               /* elements of one rank's block */
-    weft_op_t op;
     char *packed;               /* rank-major blocks, or NULL when outer is 1 */
     char *packed_in;            /* alltoall: the packed input */
     size_t *layout;             /* even counts and displacements for the v-algorithms */
@@ -61,11 +60,14 @@ static void repack(const axis_t *x, int n, char *joined, char *ranked, int unpac
         }
 }
 
-/* The plain collective on the (packed or original) buffers. */
+/* The plain collective on the (packed or original) buffers. Its operator
+ * is c's as it is now: where staging scaled a PREMUL_SUM input already
+ * (coll_stage.c), c->op is WEFT_SUM and the input must not be scaled
+ * again. */
 static weft_result_t axis_child(weft__coll_t *c, axis_t *x, const void *in, void *out)
 {
     int n = c->comm->size;
-    weft__coll_t *child = weft__coll_new(in, out, x->block, c->esize, c->dt, x->op, c->root);
+    weft__coll_t *child = weft__coll_new(in, out, x->block, c->esize, c->dt, c->op, c->root);
     const size_t *cnt = x->layout, *dsp = x->layout + n;
     weft_result_t rc = WEFT_SUCCESS;
 
@@ -87,7 +89,7 @@ static weft_result_t axis_child(weft__coll_t *c, axis_t *x, const void *in, void
     case AX_REDUCE_SCATTER:
         rc = weft__coll_set_vectors(child, n, NULL, NULL, cnt, NULL);
         if (rc == WEFT_SUCCESS &&
-            (rc = weft__coll_apply_op(c->comm, child, x->op, in, x->block * (size_t)n)) !=
+            (rc = weft__coll_apply_op(c->comm, child, c->op, in, x->block * (size_t)n)) !=
                 WEFT_SUCCESS)
             return rc; /* apply_op freed the child */
         weft__reduce_scatterv_ring(child);
@@ -195,7 +197,7 @@ static weft_result_t start_axis(const char *fn, enum axis_kind kind, const void 
     weft_result_t rc = weft__coll_check_call(comm, fn, req);
     int split = kind != AX_GATHER && kind != AX_ALLGATHER, n, me;
     size_t esize = weft__dtype_bytes(dt), send_count, recv_count;
-    axis_t x = { .kind = kind, .op = op }, *xp;
+    axis_t x = { .kind = kind }, *xp;
     weft__coll_t *c;
 
     if (rc != WEFT_SUCCESS)

@@ -177,16 +177,21 @@ static void stage_free_staging(stage_t *s)
     }
 }
 
-/* The deferred PREMUL_SUM, on the staged input. */
+/* The deferred PREMUL_SUM, on the staged input: count elements, but
+ * along an axis count is one rank's block and the input all n of them
+ * (extent_of). */
 static weft_result_t apply_deferred(stage_t *s)
 {
     weft__coll_t *c = s->c;
     weft_op_t op = c->op;
+    size_t count = c->count;
 
     if ((unsigned)op <= WEFT_BXOR || c->premul_input)
         return WEFT_SUCCESS;
+    if (s->kind == WEFT__COLL_REDUCE_SCATTER_AXIS)
+        count *= (size_t)s->comm->size;
     return weft__coll_apply_op_host(c, op, c->sendbuf == WEFT_IN_PLACE ? c->recvbuf : c->sendbuf,
-                                    c->count);
+                                    count);
 }
 
 /* Chooses the algorithm (where the caller left it to launch) and starts
@@ -275,8 +280,12 @@ static weft_result_t stage_buffers(stage_t *s, const extent_t *x, int sdev, int 
     weft__coll_t *c = s->c;
     size_t len[2] = { x->sbytes, x->rbytes };
     int want[2] = { sdev, rdev };
-    /* A reduce in place has its input in its output: one staging. */
-    int alias = sdev && rdev && c->sendbuf == c->recvbuf;
+    /* sendbuf equal to recvbuf is the in-place form: the input is in the
+     * output, one staging. sdev cannot decide it: where extent_of gives
+     * sendbuf no bytes (reduce_scatter in place) nobody asked whether it
+     * is device memory, and it would stay the device pointer for the host
+     * algorithm to read. */
+    int alias = rdev && c->sendbuf == c->recvbuf;
 
     if (alias)
         want[0] = 0;
