@@ -202,6 +202,8 @@ weft_result_t weft__tp_irecv(void *ctx, int peer, void *buf, size_t len, uint64_
     r = weft__tp_req_new(tp, TP_RECV, peer, buf, len, tag, ignore);
     if (!r)
         return WEFT_ERR_NO_MEMORY;
+    /* Before binding: a plugin's bind may copy into device memory. */
+    r->mhandle = mhandle;
     *out = r;
     m = unexp_find(tp, peer, tag, ignore);
     if (m) {
@@ -259,6 +261,7 @@ weft_result_t weft__tp_imrecv(void *ctx, void *msg, void *buf, size_t len, void 
     r = weft__tp_req_new(tp, TP_RECV, m->peer, buf, len, m->tag, 0);
     if (!r)
         return WEFT_ERR_NO_MEMORY;
+    r->mhandle = mhandle;
     msg_unqueue(tp, m);
     *out = r;
     if (m->dead) {

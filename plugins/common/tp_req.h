@@ -29,6 +29,7 @@ enum { TP_SEND = 1, TP_RECV = 2 };
     uint64_t tag, ignore;                                                            \
     unsigned char *buf;                                                              \
     size_t len;                         /* send length, or receive capacity */       \
+    void *mhandle;                      /* the plugin's mem_register handle, or NULL */ \
     /* what test() reports: src, mtag, and total as the completion's len */          \
     int src;                                                                         \
     uint64_t mtag;                                                                   \
