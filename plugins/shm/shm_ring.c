@@ -56,6 +56,26 @@ int weft__shm_ring_push(struct shm_ring *r, const void *a, size_t alen, const vo
     return 0;
 }
 
+int weft__shm_ring_push_copy(struct shm_ring *r, const void *a, size_t alen, const void *b,
+                             size_t blen, shm_copy_fn copy, void *arg)
+{
+    uint64_t need = (uint64_t)alen + blen;
+    uint64_t off = (r->pos + alen) & r->mask;
+    size_t first = blen < r->cap - off ? blen : (size_t)(r->cap - off);
+
+    if (r->cap - (r->pos - r->other) < need && weft__shm_ring_space(r) < need)
+        return -1;
+    /* Nothing is seen before the tail moves: a failed copy leaves the
+     * ring as it was. */
+    if (copy(arg, r->data + off, b, first) != 0 ||
+        (first < blen && copy(arg, r->data, (const unsigned char *)b + first, blen - first) != 0))
+        return -2;
+    copy_in(r, r->pos, a, alen);
+    r->pos += need;
+    __atomic_store_n(&r->ctl->tail, r->pos, __ATOMIC_RELEASE);
+    return 0;
+}
+
 uint64_t weft__shm_ring_avail(struct shm_ring *r)
 {
     /* The cached tail is stale once everything it promised was read (or
@@ -73,6 +93,19 @@ void weft__shm_ring_peek(const struct shm_ring *r, uint64_t off, void *dst, size
     memcpy(dst, r->data + at, first);
     if (first < len)
         memcpy((unsigned char *)dst + first, r->data, len - first);
+}
+
+int weft__shm_ring_peek_copy(const struct shm_ring *r, uint64_t off, void *dst, size_t len,
+                             shm_copy_fn copy, void *arg)
+{
+    uint64_t at = (r->pos + off) & r->mask;
+    size_t first = len < r->cap - at ? len : (size_t)(r->cap - at);
+
+    if (copy(arg, dst, r->data + at, first) != 0)
+        return -1;
+    if (first < len && copy(arg, (unsigned char *)dst + first, r->data, len - first) != 0)
+        return -1;
+    return 0;
 }
 
 void weft__shm_ring_consume(struct shm_ring *r, uint64_t n)

@@ -59,11 +59,23 @@ uint64_t weft__shm_ring_space(struct shm_ring *r);
 int weft__shm_ring_push(struct shm_ring *r, const void *a, size_t alen, const void *b,
                         size_t blen);
 
+/* Copies n bytes from src to dst where memcpy may not (device memory):
+ * 0, or -1 with the error set by the callee. */
+typedef int (*shm_copy_fn)(void *arg, void *dst, const void *src, size_t n);
+
+/* Producer: weft__shm_ring_push, b copied in with copy. -1 when there is
+ * no room, -2 when copy failed; nothing is published either way. */
+int weft__shm_ring_push_copy(struct shm_ring *r, const void *a, size_t alen, const void *b,
+                             size_t blen, shm_copy_fn copy, void *arg);
+
 /* Consumer: bytes readable now. */
 uint64_t weft__shm_ring_avail(struct shm_ring *r);
 /* Consumer: copies len bytes starting off bytes past the head (all of them
  * readable). */
 void weft__shm_ring_peek(const struct shm_ring *r, uint64_t off, void *dst, size_t len);
+/* Consumer: weft__shm_ring_peek with copy: 0, or -1 when copy failed. */
+int weft__shm_ring_peek_copy(const struct shm_ring *r, uint64_t off, void *dst, size_t len,
+                             shm_copy_fn copy, void *arg);
 /* Consumer: gives n bytes back to the producer. */
 void weft__shm_ring_consume(struct shm_ring *r, uint64_t n);
 
