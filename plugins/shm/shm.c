@@ -11,7 +11,9 @@
  * a peer's memory; 1: where permitted; unset: where permitted and faster
  * than copying through the ring on this machine), WEFT_SHM_CMA_THRESHOLD
  * (bytes from which a message goes by cross memory attach, default
- * 32 KiB), WEFT_SHM_BLOCK (0: never sleep, spin; for measurements).
+ * 32 KiB), WEFT_SHM_BLOCK (0: never sleep, spin; for measurements),
+ * WEFT_SHM_CUDA_IPC (0: host memory only; 1, the default: CUDA device
+ * buffers too, GPU to GPU through CUDA IPC where the driver allows it).
  */
 #include "config.h"
 
@@ -25,7 +27,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "plugins/common/tp_mem.h"
 #include "plugins/shm/shm.h"
 
 /* ------------------------------------------------------------ parameters */
@@ -33,7 +34,7 @@
 static int read_params(struct shm_ctx *ctx)
 {
     const struct tp_ctx *tp = &ctx->tp;
-    long ring, cma, threshold, block, timeout_s;
+    long ring, cma, threshold, block, timeout_s, cuda;
 
     if (weft__tp_param_long(tp, "WEFT_SHM_RING_SIZE", SHM_MIN_RING, SHM_MAX_RING,
                             SHM_DEFAULT_RING, &ring) != 0 ||
@@ -41,7 +42,8 @@ static int read_params(struct shm_ctx *ctx)
         weft__tp_param_long(tp, "WEFT_SHM_CMA_THRESHOLD", 0, LONG_MAX,
                             SHM_DEFAULT_CMA_THRESHOLD, &threshold) != 0 ||
         weft__tp_param_long(tp, "WEFT_SHM_BLOCK", 0, 1, 1, &block) != 0 ||
-        weft__tp_param_long(tp, "WEFT_TIMEOUT", 1, 86400, 300, &timeout_s) != 0)
+        weft__tp_param_long(tp, "WEFT_TIMEOUT", 1, 86400, 300, &timeout_s) != 0 ||
+        weft__tp_param_long(tp, "WEFT_SHM_CUDA_IPC", 0, 1, 1, &cuda) != 0)
         return -1;
     if (ring & (ring - 1)) {
         weft__tp_error(tp, "WEFT_SHM_RING_SIZE=%ld is not a power of two", ring);
@@ -56,6 +58,7 @@ static int read_params(struct shm_ctx *ctx)
     ctx->cma_threshold = (size_t)threshold;
     ctx->block = (int)block;
     ctx->timeout_ms = (int)(timeout_s * 1000);
+    ctx->cuda_param = (int)cuda;
     return 0;
 }
 
@@ -129,8 +132,11 @@ static weft_result_t shm_init(const weft_transport_core_t *core, void **out)
     ctx->self.probe_addr = (uint64_t)(uintptr_t)&ctx->probe_value;
     ctx->self.probe_value = ctx->probe_value;
     weft__shm_host_id(core, ctx->self.host, sizeof(ctx->self.host));
+    weft__shm_cuda_setup(ctx, ctx->cuda_param);
     weft__tp_describe(&ctx->tp, WEFT_TRANSPORT_CAP_MPROBE | WEFT_TRANSPORT_CAP_SELF, 0.5, 80.0,
                       &ctx->self, sizeof(ctx->self));
+    if (weft__shm_cuda_announce(ctx))
+        ctx->tp.caps.mem_types |= 1u << WEFT_TRANSPORT_MEM_CUDA;
     TP_INFO(ctx, "rank %d on node %s: rings of %zu bytes, cross memory attach %s from %zu "
             "bytes, %s", ctx->rank, ctx->self.host, ctx->ring_size,
             ctx->cma_mode ? "where permitted" : "off", ctx->cma_threshold,
@@ -234,6 +240,7 @@ static void forget_peer(struct shm_ctx *ctx, int peer)
         p->slot = NULL;
     }
     weft__shm_seg_detach(p);
+    weft__shm_cuda_forget_peer(ctx, peer);
 }
 
 static weft_result_t shm_connect(void *vctx, int peer, const void *addr, size_t len)
@@ -297,6 +304,7 @@ static weft_result_t shm_disconnect(void *vctx, int peer)
     weft__shm_fail_current(ctx, peer, WEFT_ERR_ABORTED);
     weft__tp_match_drop_peer(&ctx->tp, peer);
     weft__tp_match_fail_peer(&ctx->tp, peer, 0, WEFT_ERR_ABORTED);
+    weft__shm_cuda_forget_peer(ctx, peer);
     /* The ring stays mapped: the peer may be connected again, and a
      * reconnect of the same incarnation picks it up where it was. */
     ctx->peers[peer].known = 0;
@@ -319,6 +327,7 @@ static weft_result_t shm_finalize(void *vctx)
     weft__tp_ctx_fini(&ctx->tp);
     weft__shm_spares_free(ctx);
     weft__shm_seg_destroy(ctx);
+    weft__shm_cuda_fini(ctx);
     if (ctx->spin_fd >= 0)
         close(ctx->spin_fd);
     close(ctx->epfd);
@@ -329,10 +338,17 @@ static weft_result_t shm_finalize(void *vctx)
 }
 
 /* Without another rank on the node it would carry nothing: the core then
- * does not keep it started. */
+ * does not keep it started. TP_TRANSPORT_V1 fills in plugins/common's
+ * host-only registration, which device buffers replace here: the later
+ * initializer is meant. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverride-init"
 TP_TRANSPORT_V1(SHM_NAME, "shared memory between ranks of one node",
                 WEFT_TRANSPORT_NEED_LOCAL_PEER,
                 .init = shm_init, .reach = shm_reach, .connect = shm_connect,
                 .disconnect = shm_disconnect, .finalize = shm_finalize,
                 .isend = weft__shm_isend, .progress = weft__shm_progress,
-                .get_wait_fd = weft__shm_get_wait_fd);
+                .get_wait_fd = weft__shm_get_wait_fd,
+                .mem_register = weft__shm_mem_register,
+                .mem_deregister = weft__shm_mem_deregister);
+#pragma GCC diagnostic pop

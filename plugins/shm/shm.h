@@ -56,7 +56,8 @@
 #define SHM_NAME "shm"
 #define SHM_ADDR_MAGIC 0x5753484du        /* "WSHM": address blob */
 #define SHM_SEG_MAGIC 0x7765667473686d31ull /* written last when a segment is ready */
-#define SHM_VERSION 1u
+/* 2: the address carries the GPUs a rank sees (struct shm_addr). */
+#define SHM_VERSION 2u
 #define SHM_HOST_MAX 128
 #define SHM_NAME_MAX 128
 /* Local ranks that can attach to one segment. Slots cost address space
@@ -90,6 +91,9 @@
 /* Bytes one incoming ring may deliver per progress() call, so that a big
  * message does not starve the other peers. */
 #define SHM_DRAIN_BUDGET (4u << 20)
+/* GPUs whose UUIDs an address carries: the test double's most. */
+#define SHM_GPU_MAX 16
+#define SHM_IPC_HANDLE 64               /* CU_IPC_HANDLE_SIZE */
 
 enum shm_rec_type {
     SHM_REC_EAGER = 1,                  /* a whole message */
@@ -97,7 +101,19 @@ enum shm_rec_type {
     SHM_REC_DATA,                       /* next fragment of the current message */
     SHM_REC_RTS,                        /* read total bytes at addr, then FIN id */
     SHM_REC_FIN,                        /* the RTS id was read */
-    SHM_REC_BYE                         /* the sender finalized */
+    SHM_REC_BYE,                        /* the sender finalized */
+    SHM_REC_RTS_IPC                     /* an RTS of device memory: a struct
+                                         * shm_ipc_rts follows; FIN id */
+};
+
+/* What a receiver needs to map a sender's device buffer (CUDA IPC). */
+struct shm_ipc_rts {
+    unsigned char handle[SHM_IPC_HANDLE]; /* CUipcMemHandle of the allocation */
+    uint64_t base;                      /* the allocation's address at the sender */
+    uint64_t size;                      /* and its size */
+    uint64_t offset;                    /* of the message in it */
+    uint64_t buffer_id;                 /* CUDA's id of the allocation */
+    unsigned char uuid[16];             /* the sender's GPU */
 };
 
 /* A record header in a ring; len payload bytes follow. */
@@ -120,6 +136,9 @@ struct shm_addr {
     uint64_t probe_addr;                /* where probe_value lives in that process */
     uint64_t probe_value;
     char host[SHM_HOST_MAX];            /* equal on ranks of one node */
+    uint32_t cuda_ipc;                  /* it opens CUDA IPC handles */
+    uint32_t ngpus;                     /* entries of gpu_uuid */
+    unsigned char gpu_uuid[SHM_GPU_MAX][16]; /* cuDeviceGetUuid of what it sees */
 };
 
 /* The head of a segment. The owner writes the first block once; the
@@ -155,6 +174,7 @@ struct shm_slot {
 struct shm_req {
     TP_REQ_HEAD;                        /* first (plugins/common/tp_req.h) */
     int rts;                            /* goes by cross memory attach */
+    int ipc;                            /* goes as an RTS_IPC (rts is 1 too) */
     int started;                        /* its first record is in the ring */
     size_t pushed;                      /* payload bytes in the ring */
     uint64_t id;                        /* of its RTS */
@@ -207,6 +227,7 @@ struct shm_ctx {
     int cma_mode;                       /* 0 off, 1 where permitted */
     int block;                          /* 0: never sleep (spin-only, for benchmarks) */
     int timeout_ms;
+    int cuda_param;                     /* WEFT_SHM_CUDA_IPC */
     struct shm_addr self;
     uint64_t probe_value;
     /* our segment */
@@ -237,6 +258,7 @@ struct shm_ctx {
     struct shm_msg *spare_msgs;         /* freed messages kept for reuse */
     int nspare_msgs;
     int finalizing;                     /* messages and buffers are freed, not kept */
+    struct shm_cuda *cuda;              /* the driver; NULL: host memory only */
 };
 
 /* shm_host.c: the node's identity, as topo/hostid.c computes it */
@@ -257,6 +279,35 @@ void weft__shm_seg_name(char *buf, size_t cap, const char *job, int rank, unsign
 int weft__shm_cma_probe(struct shm_ctx *ctx, const struct shm_addr *peer);
 int weft__shm_cma_worth(struct shm_ctx *ctx);
 int weft__shm_cma_read(struct shm_ctx *ctx, int peer, void *dst, uint64_t src, size_t len);
+
+/* shm_cuda.c, or shm_cuda_none.c where weft is built without CUDA:
+ * device buffers. A registered device buffer's handle (mh) is non-NULL;
+ * host memory, page-locked host memory included, registers as NULL, so
+ * that host traffic never looks at the driver. */
+/* Opens the driver unless on is 0 and fills ctx->self's GPU fields. Never
+ * fails: without a driver shm carries host memory only, said once at
+ * INFO. */
+void weft__shm_cuda_setup(struct shm_ctx *ctx, int on);
+/* 1 when device memory is to be announced (IPC works on a device). */
+int weft__shm_cuda_announce(const struct shm_ctx *ctx);
+weft_result_t weft__shm_mem_register(void *vctx, void *buf, size_t len, int mem_type,
+                                     void **mh);
+weft_result_t weft__shm_mem_deregister(void *vctx, void *mh);
+/* An shm_copy_fn (arg: the context): cuMemcpy, which takes host and
+ * device addresses alike. 0, or -1 with the error set. */
+int weft__shm_cuda_copy(void *vctx, void *dst, const void *src, size_t n);
+/* 1 when buf, of device handle mh, may go to peer as an RTS_IPC, which
+ * *rts (unless NULL) then describes. */
+int weft__shm_cuda_ipc_rts(struct shm_ctx *ctx, int peer, const void *mh, const void *buf,
+                           struct shm_ipc_rts *rts);
+/* Copies n bytes of the buffer rts describes, sent by peer, to dst (host
+ * or device): 0, or -1 with the error set. */
+int weft__shm_cuda_ipc_read(struct shm_ctx *ctx, int peer, const struct shm_ipc_rts *rts,
+                            void *dst, size_t n);
+/* Closes what was mapped of peer's memory. */
+void weft__shm_cuda_forget_peer(struct shm_ctx *ctx, int peer);
+/* Logs the counters at INFO and closes everything. */
+void weft__shm_cuda_fini(struct shm_ctx *ctx);
 
 /* shm_msg.c: where messages' bytes wait, for the common matcher */
 extern const struct tp_match_ops weft__shm_msg_ops;

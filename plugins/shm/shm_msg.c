@@ -118,14 +118,19 @@ static void msg_free(struct shm_ctx *ctx, struct shm_msg *m)
 
 /* ------------------------------------------------------------ the matcher's calls */
 
-/* What arrived moves from ubuf to r's buffer; the rest will be written
- * there directly. */
+/* What arrived moves from ubuf to r's buffer (with the CUDA driver when
+ * that is device memory); the rest will be written there directly. A
+ * failed copy completes r with the driver's error. */
 static int msg_bind(struct tp_ctx *tp, struct tp_msg *tm, struct tp_req *r)
 {
     struct shm_msg *m = (struct shm_msg *)tm;
 
-    if (tm->got && r->len)
-        memcpy(r->buf, m->ubuf, tp_min(tm->got, r->len));
+    if (tm->got && r->len) {
+        if (!r->mhandle)
+            memcpy(r->buf, m->ubuf, tp_min(tm->got, r->len));
+        else if (weft__shm_cuda_copy(tp, r->buf, m->ubuf, tp_min(tm->got, r->len)) != 0)
+            weft__tp_req_complete(r, WEFT_ERR_SYSTEM);
+    }
     msg_drop_ubuf((struct shm_ctx *)tp, m);
     return tm->got == tm->total;
 }

@@ -2,14 +2,23 @@
 /*
  * shm_recv.c: draining a peer's ring into receives and the unexpected
  * queue. Records are taken in ring order, which is send order; a message
- * that arrives in fragments is the peer's `cur` until its last one.
+ * that arrives in fragments is the peer's `cur` until its last one. A
+ * receive into device memory (a non-NULL mh) is written with the CUDA
+ * driver, never by the CPU.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plugins/shm/shm.h"
+
+/* 1 when m's bytes go to device memory. */
+static int to_device(const struct shm_msg *m)
+{
+    return m->req && m->req->mhandle;
+}
 
 /* Copies len payload bytes (at off in the ring) into m's destination. */
 static void take_payload(struct shm_ctx *ctx, struct shm_ring *ring, struct shm_msg *m,
@@ -18,9 +27,35 @@ static void take_payload(struct shm_ctx *ctx, struct shm_ring *ring, struct shm_
     size_t cap;
     unsigned char *dst = weft__shm_msg_dest(m, &cap);
 
-    if (dst && len)
-        weft__shm_ring_peek(ring, off, dst, tp_min(cap, len));
+    if (dst && len) {
+        if (!to_device(m)) {
+            weft__shm_ring_peek(ring, off, dst, tp_min(cap, len));
+        } else if (weft__shm_ring_peek_copy(ring, off, dst, tp_min(cap, len),
+                                            weft__shm_cuda_copy, ctx) != 0) {
+            if (m == ctx->peers[m->peer].cur)
+                ctx->peers[m->peer].cur = NULL;
+            weft__tp_match_fail(&ctx->tp, &m->tp, WEFT_ERR_SYSTEM);
+            return;
+        }
+    }
     weft__shm_msg_add(ctx, m, len);
+}
+
+/* Reads n bytes of peer's host memory at src into device memory, through
+ * a host buffer: process_vm_readv cannot write GPU memory. 0, an errno,
+ * or -1 when the driver failed. */
+static int cma_to_device(struct shm_ctx *ctx, int peer, void *dst, uint64_t src, size_t n)
+{
+    void *bounce = malloc(n);
+    int err;
+
+    if (!bounce)
+        return ENOMEM;
+    err = weft__shm_cma_read(ctx, peer, bounce, src, n);
+    if (!err && weft__shm_cuda_copy(ctx, dst, bounce, n) != 0)
+        err = -1;
+    free(bounce);
+    return err;
 }
 
 /* Reads an RTS's bytes from the sender and owes it a FIN. */
@@ -34,12 +69,20 @@ static void take_rts(struct shm_ctx *ctx, int peer, const struct shm_rec *rec,
     int err = 0;
 
     if (dst && n) {
-        if (peer == ctx->rank)
+        if (to_device(m))
+            err = peer == ctx->rank ? weft__shm_cuda_copy(ctx, dst, (const void *)(uintptr_t)
+                                                          rec->addr, n)
+                                    : cma_to_device(ctx, peer, dst, rec->addr, n);
+        else if (peer == ctx->rank)
             memcpy(dst, (const void *)(uintptr_t)rec->addr, n);
         else
             err = weft__shm_cma_read(ctx, peer, dst, rec->addr, n);
     }
     p->fins_owed++;
+    if (err == -1) {
+        weft__tp_match_fail(&ctx->tp, &m->tp, WEFT_ERR_SYSTEM);
+        return;
+    }
     if (err == 0) {
         weft__shm_msg_add(ctx, m, rec->total);
         return;
@@ -55,6 +98,31 @@ static void take_rts(struct shm_ctx *ctx, int peer, const struct shm_rec *rec,
     weft__tp_match_fail(&ctx->tp, &m->tp, WEFT_ERR_SYSTEM);
 }
 
+/* Maps the sender's device buffer an RTS_IPC describes (its payload),
+ * copies from it, and owes the sender a FIN whatever the outcome. */
+static void take_rts_ipc(struct shm_ctx *ctx, int peer, const struct shm_rec *rec,
+                         struct shm_msg *m)
+{
+    struct shm_ipc_rts ipc;
+    size_t cap;
+    unsigned char *dst = weft__shm_msg_dest(m, &cap);
+    size_t n = tp_min(cap, rec->total);
+
+    ctx->peers[peer].fins_owed++;
+    if (rec->len != sizeof(ipc)) {
+        weft__tp_error(&ctx->tp, "rank %d sent a GPU buffer's description of %u bytes, not "
+                       "%zu", peer, rec->len, sizeof(ipc));
+        weft__tp_match_fail(&ctx->tp, &m->tp, WEFT_ERR_INTERNAL);
+        return;
+    }
+    weft__shm_ring_peek(&ctx->peers[peer].in, sizeof(*rec), &ipc, sizeof(ipc));
+    if (dst && n && weft__shm_cuda_ipc_read(ctx, peer, &ipc, dst, n) != 0) {
+        weft__tp_match_fail(&ctx->tp, &m->tp, WEFT_ERR_SYSTEM);
+        return;
+    }
+    weft__shm_msg_add(ctx, m, rec->total);
+}
+
 /* Handles one record (payload at sizeof(rec) in the ring). 0 when done
  * with it, -1 to leave it for later (out of memory). */
 static int take_record(struct shm_ctx *ctx, int peer, const struct shm_rec *rec)
@@ -66,6 +134,7 @@ static int take_record(struct shm_ctx *ctx, int peer, const struct shm_rec *rec)
     case SHM_REC_EAGER:
     case SHM_REC_START:
     case SHM_REC_RTS:
+    case SHM_REC_RTS_IPC:
         if (p->cur) {
             TP_WARN(ctx, "rank %d started a message before it finished the last one",
                     peer);
@@ -78,11 +147,18 @@ static int take_record(struct shm_ctx *ctx, int peer, const struct shm_rec *rec)
             struct tp_req *r = weft__tp_match_take(&ctx->tp, peer, rec->tag, rec->len);
 
             if (r) {
-                if (rec->len && r->len)
-                    weft__shm_ring_peek(&p->in, sizeof(*rec), r->buf,
-                                        tp_min(r->len, rec->len));
-                weft__tp_req_complete(r, rec->len > r->len ? WEFT_ERR_TRUNCATED
-                                                           : WEFT_SUCCESS);
+                weft_result_t st = rec->len > r->len ? WEFT_ERR_TRUNCATED : WEFT_SUCCESS;
+
+                if (rec->len && r->len) {
+                    if (!r->mhandle)
+                        weft__shm_ring_peek(&p->in, sizeof(*rec), r->buf,
+                                            tp_min(r->len, rec->len));
+                    else if (weft__shm_ring_peek_copy(&p->in, sizeof(*rec), r->buf,
+                                                      tp_min(r->len, rec->len),
+                                                      weft__shm_cuda_copy, ctx) != 0)
+                        st = WEFT_ERR_SYSTEM;
+                }
+                weft__tp_req_complete(r, st);
                 return 0;
             }
         }
@@ -91,6 +167,10 @@ static int take_record(struct shm_ctx *ctx, int peer, const struct shm_rec *rec)
             return -1;
         if (rec->type == SHM_REC_RTS) {
             take_rts(ctx, peer, rec, m);
+            return 0;
+        }
+        if (rec->type == SHM_REC_RTS_IPC) {
+            take_rts_ipc(ctx, peer, rec, m);
             return 0;
         }
         if (rec->type == SHM_REC_START)
@@ -134,7 +214,8 @@ void weft__shm_drain(struct shm_ctx *ctx, int peer, size_t budget)
             break;
         weft__shm_ring_consume(ring, sizeof(rec) + rec.len);
         took = 1;
-        bytes = sizeof(rec) + (rec.type == SHM_REC_RTS ? rec.total : rec.len);
+        bytes = sizeof(rec) + (rec.type == SHM_REC_RTS || rec.type == SHM_REC_RTS_IPC
+                                   ? rec.total : rec.len);
         budget = bytes >= budget ? 0 : budget - bytes;
     }
     if (!took)

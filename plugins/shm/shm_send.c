@@ -5,6 +5,9 @@
  * message whole, a long one fragment by fragment (the receiver copies the
  * first fragments out while later ones go in), or a long one as an RTS
  * that the receiver answers with FIN once it read the buffer itself.
+ * Device buffers (a non-NULL mh) are copied in with the CUDA driver, and
+ * a large one goes as an RTS_IPC where the peer can map it (shm_cuda.c);
+ * never by cross memory attach, which cannot read GPU memory.
  */
 #include "config.h"
 
@@ -52,7 +55,7 @@ static size_t next_need(const struct shm_ctx *ctx, const struct shm_peer *p)
     if (!r)
         return 0;
     if (r->rts)
-        return sizeof(struct shm_rec);
+        return sizeof(struct shm_rec) + (r->ipc ? sizeof(struct shm_ipc_rts) : 0);
     return sizeof(struct shm_rec) + tp_min(peer_frag(ctx, p), r->len - r->pushed);
 }
 
@@ -68,8 +71,10 @@ int weft__shm_pump_ready(struct shm_ctx *ctx, int peer)
 static int push_one(struct shm_ctx *ctx, struct shm_peer *p)
 {
     struct shm_req *r = (struct shm_req *)p->sq.head;
+    struct shm_ipc_rts ipc;
     struct shm_rec rec;
     size_t n;
+    int rc;
 
     memset(&rec, 0, sizeof(rec));
     if (p->fins_owed) {
@@ -84,10 +89,15 @@ static int push_one(struct shm_ctx *ctx, struct shm_peer *p)
     rec.tag = r->tag;
     rec.total = r->len;
     if (r->rts) {
-        rec.type = SHM_REC_RTS;
+        rec.type = r->ipc ? SHM_REC_RTS_IPC : SHM_REC_RTS;
         rec.addr = (uint64_t)(uintptr_t)r->buf;
         rec.id = p->next_rts_id;
-        if (weft__shm_ring_push(&p->out, &rec, sizeof(rec), NULL, 0) != 0)
+        if (r->ipc) {
+            weft__shm_cuda_ipc_rts(ctx, r->peer, r->mhandle, r->buf, &ipc);
+            rec.len = sizeof(ipc);
+        }
+        if (weft__shm_ring_push(&p->out, &rec, sizeof(rec), r->ipc ? &ipc : NULL,
+                                rec.len) != 0)
             return 0;
         r->id = p->next_rts_id++;
         r->started = 1;
@@ -98,8 +108,20 @@ static int push_one(struct shm_ctx *ctx, struct shm_peer *p)
     n = tp_min(peer_frag(ctx, p), r->len - r->pushed);
     rec.type = r->started ? SHM_REC_DATA : n == r->len ? SHM_REC_EAGER : SHM_REC_START;
     rec.len = (uint32_t)n;
-    if (weft__shm_ring_push(&p->out, &rec, sizeof(rec), r->buf + r->pushed, n) != 0)
+    if (!r->mhandle)
+        rc = weft__shm_ring_push(&p->out, &rec, sizeof(rec), r->buf + r->pushed, n);
+    else
+        rc = weft__shm_ring_push_copy(&p->out, &rec, sizeof(rec), r->buf + r->pushed, n,
+                                      weft__shm_cuda_copy, ctx);
+    if (rc == -1)
         return 0;
+    if (rc != 0) {
+        /* The driver's error is set; the receiver of a started message
+         * sees the rest never come, as if the sender had died. */
+        weft__tp_queue_remove(&p->sq, &r->tp);
+        weft__tp_req_complete(&r->tp, WEFT_ERR_SYSTEM);
+        return 1;
+    }
     r->started = 1;
     r->pushed += n;
     if (r->pushed == r->len) {
@@ -190,7 +212,13 @@ weft_result_t weft__shm_isend(void *vctx, int peer, const void *buf, size_t len,
     r->total = len;
     if (r->done)
         return WEFT_SUCCESS;
-    r->rts = len >= ctx->cma_threshold && len > ctx->frag && ctx->peers[peer].cma_send;
+    if (!mh) {
+        r->rts = len >= ctx->cma_threshold && len > ctx->frag && ctx->peers[peer].cma_send;
+    } else {
+        r->mhandle = mh;
+        r->ipc = len > ctx->frag && weft__shm_cuda_ipc_rts(ctx, peer, mh, buf, NULL);
+        r->rts = r->ipc;
+    }
     weft__tp_queue_append(&ctx->peers[peer].sq, &r->tp);
     /* Short messages usually leave now, not at the next progress. */
     weft__shm_pump(ctx, peer);

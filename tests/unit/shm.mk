@@ -3,6 +3,6 @@
 # process through the ABI (its sources are built into the test).
 WEFT_UNIT_TESTS += tests/unit/test_shm
 tests_unit_test_shm_SOURCES = tests/unit/test_shm.c $(WEFT_SHM_SOURCES)
-tests_unit_test_shm_CPPFLAGS = $(WEFT_UNIT_CPPFLAGS)
+tests_unit_test_shm_CPPFLAGS = $(WEFT_UNIT_CPPFLAGS) $(WEFT_SHM_CPPFLAGS)
 tests_unit_test_shm_CFLAGS = $(WEFT_UNIT_CFLAGS)
 tests_unit_test_shm_LDADD = $(CMOCKA_LIBS) $(WEFT_SHM_LIBADD) -lpthread
