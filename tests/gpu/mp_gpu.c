@@ -13,6 +13,9 @@
  *   mp_gpu streamfail  an operation on the stream fails (a peer gives a
  *                   different count): the failure is kept and returned by
  *                   the next call
+ *   mp_gpu ipcstale a device buffer freed and allocated again at the same
+ *                   address with other contents: the receiver gets the new
+ *                   ones (no stale mapping of the freed one is used)
  *   mp_gpu faults   (one rank, WEFT_FAKECUDA_FAULTS=fail=cuMemcpy@N) a copy
  *                   of the staging fails: the call returns the error, naming
  *                   the driver call, and the next one works
@@ -642,6 +645,51 @@ static void write_marker(int rank, const char *text)
     MP_ASSERT(fclose(f) == 0, "cannot write %s", path);
 }
 
+/* A receiver's cache of the sender's mapped buffers must not serve a
+ * freed one: rank 0 sends from a device buffer, frees it, allocates one
+ * of the same size (the test double hands the same address back, with a
+ * new buffer id, as drivers may) with other contents, and sends again;
+ * rank 1 must get the new contents every time. */
+static void run_ipcstale(weft_comm_t w, int me, int n)
+{
+    enum { COUNT = 1 << 18, ROUNDS = 6 };
+    size_t bytes = COUNT * 4;
+    int32_t *host = mp_alloc(bytes), *want = mp_alloc(bytes);
+    void *d = NULL, *prev = NULL;
+    int reused = 0;
+
+    if (me > 1) {
+        MP_CHECK(weft_barrier(w));
+        free(host);
+        free(want);
+        return;
+    }
+    for (int k = 0; k < ROUNDS; k++) {
+        if (me == 0) {
+            fill(host, COUNT, 100 + k);
+            d = dev_from(host, bytes);
+            reused += d == prev;
+            MP_CHECK(weft_send(d, COUNT, WEFT_INT32, 1, 11, w));
+            prev = d;
+            dev_free(d);
+        } else {
+            d = dev_from(NULL, bytes);
+            MP_CHECK(weft_recv(d, COUNT, WEFT_INT32, 0, 11, w, NULL));
+            dev_to(host, d, bytes);
+            fill(want, COUNT, 100 + k);
+            expect(host, want, COUNT, "a send from a reallocated buffer");
+            dev_free(d);
+        }
+    }
+    if (me == 0)
+        mp_log("%d of %d sends came from the address of the buffer freed before", reused,
+               ROUNDS - 1);
+    (void)n;
+    MP_CHECK(weft_barrier(w));
+    free(host);
+    free(want);
+}
+
 /* The last rank dies amid allreduces on device buffers. */
 static void run_peerlost(weft_comm_t w, int me, int n, int on_stream)
 {
@@ -696,7 +744,7 @@ int main(int argc, char **argv)
     int me, n;
 
     if (argc < 2 || argc > 3)
-        MP_FAIL("usage: mp_gpu coll|p2p|stream|streamfail|faults|peerlost [stream]");
+        MP_FAIL("usage: mp_gpu coll|p2p|stream|streamfail|ipcstale|faults|peerlost [stream]");
     cuda_open();
     mp_init_world(&world, &me, &n);
     if (!strcmp(argv[1], "coll"))
@@ -707,6 +755,8 @@ int main(int argc, char **argv)
         run_stream(world, me, n);
     else if (!strcmp(argv[1], "streamfail"))
         run_streamfail(world, me, n);
+    else if (!strcmp(argv[1], "ipcstale"))
+        run_ipcstale(world, me, n);
     else if (!strcmp(argv[1], "faults"))
         run_faults(world, me, n);
     else if (!strcmp(argv[1], "peerlost"))
