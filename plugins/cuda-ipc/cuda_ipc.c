@@ -198,7 +198,7 @@ const weft_transport_v1_t weft_transport_v1 = {
     .struct_size = sizeof(weft_transport_v1_t),
     .name = CIPC_NAME,
     .description = "NVIDIA GPUs of one node: device memory services for the core (copies, "
-                   "streams, staging memory); moves no messages yet",
+                   "streams, staging memory); moves no messages itself",
     .init = cipc_init,
     .query = cipc_query,
     .get_address = weft__cuda_ipc_msg_get_address,

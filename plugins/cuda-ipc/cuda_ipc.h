@@ -8,10 +8,12 @@
  *   (weft_transport_device_t): telling device buffers from host ones,
  *   copies either way, page-locked staging memory, and ordering on the
  *   user's stream (copies, flag writes and waits enqueued on it). It
- *   moves no messages yet: reach() declines every peer, so the core
- *   routes all ranks through its other transports and stages device
- *   buffers through host memory with these services. Direct GPU-to-GPU
- *   copies between processes (CUDA IPC handles) come later.
+ *   moves no messages: reach() declines every peer, so the core routes
+ *   all ranks through its other transports. Each pair has one transport,
+ *   so the GPU-to-GPU path between ranks of a node is a protocol of the
+ *   node-local transport (plugins/shm/shm_cuda.c, CUDA IPC), as
+ *   GPUDirect RDMA is of ib-verbs; the core stages through host memory,
+ *   with these services, what no transport moves itself.
  *
  * Loading (plugins/cuda-common)
  *   Nothing links libcuda: init opens libcuda.so.1, or the file

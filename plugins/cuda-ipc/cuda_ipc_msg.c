@@ -42,9 +42,9 @@ weft_result_t weft__cuda_ipc_msg_reach(void *ctx, const void *peer_addr, size_t 
     if (!c->declined_logged) {
         c->declined_logged = 1;
         /* The core puts "cuda-ipc: " before it. */
-        c->core->log(WEFT_TRANSPORT_LOG_INFO, CIPC_NAME, "declines every pair: direct "
-                     "GPU-to-GPU copies between processes are not built yet; device buffers "
-                     "are staged through host memory by the core");
+        c->core->log(WEFT_TRANSPORT_LOG_INFO, CIPC_NAME, "declines every pair: shm (CUDA "
+                     "IPC) and ib-verbs (GPUDirect RDMA) move device buffers of point-to-point "
+                     "operations; the core stages the others through host memory");
     }
     *reach = WEFT_TRANSPORT_REACH_NONE;
     return WEFT_SUCCESS;
@@ -85,7 +85,7 @@ weft_result_t weft__cuda_ipc_msg_mem_deregister(void *ctx, void *mhandle)
 
 static weft_result_t no_messages(const struct cipc_ctx *c, const char *what, int peer)
 {
-    c->core->set_error("cuda-ipc moves no messages yet (%s, rank %d): it reaches no rank",
+    c->core->set_error("cuda-ipc moves no messages (%s, rank %d): it reaches no rank",
                        what, peer);
     return WEFT_ERR_UNSUPPORTED;
 }
