@@ -436,8 +436,46 @@ static void run_coll(weft_comm_t w, int me, int n)
 
 /* --------------------------------------------------------------------- p2p */
 
+/* One side host memory, the other device memory, both ways round, at
+ * sizes that go whole, in fragments and by rendezvous: each transport
+ * path that meets a device buffer on one end only. */
+static void test_p2p_mixed(weft_comm_t w, int me, int n)
+{
+    static const size_t counts[] = { 5, 3000, 1 << 19 };
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+
+    for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++)
+        for (int send_on_device = 0; send_on_device < 2; send_on_device++) {
+            size_t count = counts[k], bytes = count * 4;
+            int32_t *src = mp_alloc(bytes), *dst = mp_alloc(bytes), *want = mp_alloc(bytes);
+            void *dev = dev_from(NULL, bytes), *sbuf = src, *rbuf = dev;
+            weft_request_t req;
+
+            fill(src, count, me + 7 * (int)k);
+            memset(dst, 0, bytes);
+            if (send_on_device) {
+                dev_free(dev);
+                dev = dev_from(src, bytes);
+                sbuf = dev;
+                rbuf = dst;
+            }
+            MP_CHECK(weft_irecv(rbuf, count, WEFT_INT32, left, 20, w, &req));
+            MP_CHECK(weft_send(sbuf, count, WEFT_INT32, right, 20, w));
+            MP_CHECK(weft_wait(&req, NULL));
+            if (!send_on_device)
+                dev_to(dst, dev, bytes);
+            fill(want, count, left + 7 * (int)k);
+            expect(dst, want, count, send_on_device ? "device to host" : "host to device");
+            dev_free(dev);
+            free(src);
+            free(dst);
+            free(want);
+        }
+}
+
 static void run_p2p(weft_comm_t w, int me, int n)
 {
+    test_p2p_mixed(w, me, n);
     static const size_t counts[] = { 0, 3, 4096, 1 << 20 };
     int right = (me + 1) % n, left = (me + n - 1) % n;
 
