@@ -5,7 +5,8 @@
 # WEFT_CUDA_DRIVER; the toolkit's stub libcuda checks a refusal.
 if WEFT_BUILD_CUDA_IPC
 WEFT_UNIT_TESTS += tests/unit/test_cuda_ipc
-tests_unit_test_cuda_ipc_SOURCES = tests/unit/test_cuda_ipc.c
+tests_unit_test_cuda_ipc_SOURCES = tests/unit/test_cuda_ipc.c tests/unit/cipc_test.c \
+	tests/unit/cipc_test.h
 tests_unit_test_cuda_ipc_CPPFLAGS = $(WEFT_UNIT_CPPFLAGS) $(CUDA_CFLAGS) \
 	-DWEFT_TEST_CUDA_STUB='"$(WEFT_CUDA_DIR)/lib64/stubs/libcuda.so"'
 tests_unit_test_cuda_ipc_CFLAGS = $(WEFT_UNIT_CFLAGS)
@@ -19,7 +20,7 @@ endif
 if WEFT_BUILD_CUDA_IPC
 WEFT_UNIT_TESTS += tests/unit/test_cuda_ipc_reduce
 tests_unit_test_cuda_ipc_reduce_SOURCES = tests/unit/test_cuda_ipc_reduce.c \
-	tests/gpu/kcheck.c tests/gpu/kcheck.h
+	tests/unit/cipc_test.c tests/unit/cipc_test.h tests/gpu/kcheck.c tests/gpu/kcheck.h
 tests_unit_test_cuda_ipc_reduce_CPPFLAGS = $(WEFT_UNIT_CPPFLAGS) $(CUDA_CFLAGS)
 tests_unit_test_cuda_ipc_reduce_CFLAGS = $(WEFT_UNIT_CFLAGS)
 tests_unit_test_cuda_ipc_reduce_LDADD = plugins/cuda-ipc/libcudaipc.la \

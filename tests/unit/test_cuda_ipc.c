@@ -35,9 +35,9 @@
 #include <cmocka.h>
 
 #include "plugins/cuda-common/cudrv.h"
+#include "tests/unit/cipc_test.h"
 #include "weft/transport.h"
 
-#define FAKECUDA WEFT_TEST_BUILDDIR "/tests/fakecuda/.libs/libfakecuda.so"
 #define NAP_US 50000                    /* long enough for the double's workers to
                                          * have run anything not held back */
 #define DEADLINE_MS 10000
@@ -46,138 +46,10 @@
 extern const weft_transport_v1_t weft_transport_v1;
 static const weft_transport_v1_t *const tp = &weft_transport_v1;
 
-/* ------------------------------------------------------------ the child's checks */
-
-static char last_error[1024];
-
-static void __attribute__((noreturn)) fail_at(int line, const char *what, long long got,
-                                              long long want)
-{
-    fprintf(stderr, "line %d: %s: got %lld, want %lld (last error: %s)\n", line, what, got,
-            want, last_error);
-    fflush(stderr);
-    _exit(1);
-}
-
-#define CHECK_EQ(got, want)                                                             \
-    do {                                                                                \
-        long long got_ = (long long)(got), want_ = (long long)(want);                   \
-        if (got_ != want_)                                                              \
-            fail_at(__LINE__, #got, got_, want_);                                       \
-    } while (0)
-#define CHECK(cond) CHECK_EQ(!!(cond), 1)
-#define CHECK_OK(call) CHECK_EQ((call), WEFT_SUCCESS)
-#define CHECK_CU(call) CHECK_EQ((call), CUDA_SUCCESS)
-#define CHECK_ERROR_SAYS(text) CHECK(strstr(last_error, (text)) != NULL)
-
-/* Runs fn in a child, which CHILD_SECONDS end if it hangs (a stream
- * waiting forever); its exit status, or 128 + the signal that ended it.
- * A crash (a host load of device memory faults) ends the child too:
- * cmocka's handlers, inherited, would resume the parent's test loop in
- * it instead. */
-#define CHILD_SECONDS 60
+/* A case's child may hang on a stream waiting forever: the alarm ends it. */
 static int in_child(void (*fn)(void))
 {
-    static const int crashes[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE };
-    pid_t pid;
-    int st;
-
-    fflush(NULL);
-    pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        for (size_t i = 0; i < sizeof(crashes) / sizeof(crashes[0]); i++)
-            signal(crashes[i], SIG_DFL);
-        alarm(CHILD_SECONDS);
-        fn();
-        /* exit, not _exit: libraries clean up as at the end of any program. */
-        exit(0);
-    }
-    while (waitpid(pid, &st, 0) != pid)
-        if (errno != EINTR)
-            return -1;
-    if (WIFSIGNALED(st)) {
-        print_message("child ended by signal %d\n", WTERMSIG(st));
-        return 128 + WTERMSIG(st);
-    }
-    return WEXITSTATUS(st);
-}
-
-/* ------------------------------------------------------------ a core for the plugin */
-
-static struct logged {
-    int level;
-    char msg[512];
-} logs[64];
-static int nlogs;
-
-static void test_log(int level, const char *plugin, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (nlogs == (int)(sizeof(logs) / sizeof(logs[0])))
-        return;
-    logs[nlogs].level = level;
-    va_start(ap, fmt);
-    vsnprintf(logs[nlogs].msg, sizeof(logs[nlogs].msg), fmt, ap);
-    va_end(ap);
-    nlogs++;
-}
-
-static void quiet_log(int level, const char *plugin, const char *fmt, ...)
-{
-}
-
-static void test_set_error(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(last_error, sizeof(last_error), fmt, ap);
-    va_end(ap);
-}
-
-/* Parameters come from the environment, as the core's do. */
-static const char *test_param(const char *name)
-{
-    return getenv(name);
-}
-
-static weft_transport_core_t core = {
-    .struct_size = sizeof(weft_transport_core_t),
-    .rank = 0,
-    .size = 1,
-    .job_id = "",
-    .log = test_log,
-    .set_error = test_set_error,
-    .get_param = test_param,
-};
-
-/* The test's own handle on the double, as a program's CUDA code would
- * have: the same loaded library, opened apart from the plugin. */
-static weft_transport_core_t quiet_core = {
-    .struct_size = sizeof(weft_transport_core_t),
-    .log = quiet_log,
-    .set_error = test_set_error,
-    .get_param = test_param,
-};
-
-/* Messages logged at level that contain text. */
-static int count_logs(int level, const char *text)
-{
-    int n = 0;
-
-    for (int i = 0; i < nlogs; i++)
-        n += logs[i].level == level && strstr(logs[i].msg, text) != NULL;
-    return n;
-}
-
-static void use_double(const char *devices)
-{
-    setenv("WEFT_CUDA_DRIVER", FAKECUDA, 1);
-    setenv("WEFT_CUDA_ALLOW_TEST_DRIVER", "1", 1);
-    setenv("WEFT_FAKECUDA_DEVICES", devices, 1);
+    return cipc_in_child(fn, 60);
 }
 
 /* The plugin started, and the driver as the test uses it, with device
@@ -262,7 +134,7 @@ static void table_child(void)
     void *ctx, *mh = &len, *req = NULL;
     int fd = 7;
 
-    use_double("2");
+    use_double("2", NULL);
     CHECK_EQ(tp->abi_version, WEFT_TRANSPORT_ABI_VERSION);
     CHECK_EQ(tp->struct_size, sizeof(weft_transport_v1_t));
     CHECK(!strcmp(tp->name, "cuda-ipc"));
@@ -332,7 +204,7 @@ static void context_life_child(void)
     int type, dev;
     void *ctx;
 
-    use_double("1");
+    use_double("1", NULL);
     CHECK_EQ(weft__cudrv_open(&drv, &quiet_core, "test", why, sizeof(why)), WCU_OK);
     CHECK_OK(tp->init(&core, &ctx));
     CHECK_CU(drv.fn.cuCtxGetCurrent(&cur));
@@ -368,7 +240,7 @@ static void expect_init(weft_result_t want, const char *says)
 
 static void refusals_child(void)
 {
-    use_double("1");
+    use_double("1", NULL);
     unsetenv("WEFT_CUDA_ALLOW_TEST_DRIVER");
     expect_init(WEFT_ERR_UNSUPPORTED, "WEFT_CUDA_ALLOW_TEST_DRIVER");
     setenv("WEFT_CUDA_ALLOW_TEST_DRIVER", "yes", 1);
@@ -399,7 +271,7 @@ static void test_refusals(void **state)
 
 static void no_device_child(void)
 {
-    use_double("0");
+    use_double("0", NULL);
     expect_init(WEFT_ERR_UNSUPPORTED, "no CUDA device");
 }
 
@@ -410,7 +282,7 @@ static void test_no_device(void **state)
 
 static void stub_child(void)
 {
-    use_double("1");
+    use_double("1", NULL);
     setenv("WEFT_CUDA_DRIVER", WEFT_TEST_CUDA_STUB, 1);
     expect_init(WEFT_ERR_UNSUPPORTED, "stub library");
 }
@@ -434,7 +306,7 @@ static void mem_query_child(void)
     char *plain = malloc(256);
     int type = -5, dev = -5;
 
-    use_double("1");
+    use_double("1", NULL);
     rig_up(&r, 0);
     d = dev_alloc(&r, 1 << 20);
     CHECK_CU(r.drv.fn.cuMemAllocHost(&pinned, 4096));
@@ -480,7 +352,7 @@ static void copy_child(void)
     struct rig r;
     CUdeviceptr d, d2;
 
-    use_double("1");
+    use_double("1", NULL);
     rig_up(&r, 0);
     d = dev_alloc(&r, N);
     d2 = dev_alloc(&r, N);
@@ -514,7 +386,7 @@ static void stream_check_child(void)
     CUstream s;
     int memops = -5;
 
-    use_double("1");
+    use_double("1", NULL);
     rig_up(&r, 0);
     CHECK_CU(r.drv.fn.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     CHECK_OK(r.dev->stream_check(r.ctx, s, &memops));
@@ -550,7 +422,7 @@ static void stream_order_child(void)
     CUdeviceptr d;
     CUstream s;
 
-    use_double("1");
+    use_double("1", NULL);
     setenv("WEFT_FAKECUDA_DELAY_US", "2000", 1);
     rig_up(&r, 0);
     CHECK_CU(r.drv.fn.cuStreamCreate(&s, 0));
@@ -601,7 +473,7 @@ static void stream_wait_child(void)
     struct rig r;
     CUstream s;
 
-    use_double("1");
+    use_double("1", NULL);
     rig_up(&r, 0);
     CHECK_CU(r.drv.fn.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     CHECK_OK(r.dev->host_alloc(r.ctx, 64, (void **)&words));
@@ -654,7 +526,7 @@ static void nomemops_child(void)
     struct rig r;
     int memops = -5;
 
-    use_double("1");
+    use_double("1", NULL);
     setenv("WEFT_FAKECUDA_FAULTS", "nomemops", 1);
     rig_up(&r, 0);
     CHECK_EQ(count_logs(WEFT_TRANSPORT_LOG_INFO, "stream memory operations off "
@@ -680,7 +552,7 @@ static void memops_off_child(void)
     struct rig r;
     int memops = -5;
 
-    use_double("1");
+    use_double("1", NULL);
     setenv("WEFT_CUDA_MEMOPS", "0", 1);
     rig_up(&r, 0);
     CHECK_EQ(count_logs(WEFT_TRANSPORT_LOG_INFO, "off (WEFT_CUDA_MEMOPS=0)"), 1);
@@ -705,7 +577,7 @@ static void driver_errors_child(void)
     int type = -5, dev = -5;
     CUdeviceptr d;
 
-    use_double("1");
+    use_double("1", NULL);
     setenv("WEFT_CUDA_MEMOPS", "0", 1);
     setenv("WEFT_FAKECUDA_FAULTS", "fail=cuPointerGetAttributes@1:CUDA_ERROR_UNKNOWN,"
            "fail=cuMemcpy@1:CUDA_ERROR_MAP_FAILED,"
@@ -794,7 +666,7 @@ static void threads_child(void)
     struct worker w[6];
     CUdevice d0;
 
-    use_double("2");
+    use_double("2", NULL);
     setenv("WEFT_CUDA_DEVICE", "1", 1);
     rig_up(&trig, 1);
     CHECK_EQ(count_logs(WEFT_TRANSPORT_LOG_INFO, "uses cuda1"), 1);

@@ -37,125 +37,16 @@
 #include "plugins/cuda-ipc/cuda_ipc.h"
 #include "plugins/cuda-ipc/kernels/cuda_ipc_fatbin.h"
 #include "tests/gpu/kcheck.h"
+#include "tests/unit/cipc_test.h"
 
-#define FAKECUDA WEFT_TEST_BUILDDIR "/tests/fakecuda/.libs/libfakecuda.so"
 
 extern const weft_transport_v1_t weft_transport_v1;
 static const weft_transport_v1_t *const tp = &weft_transport_v1;
 
-/* ------------------------------------------------------------ the child's checks */
-
-static char last_error[1024];
-
-static void __attribute__((noreturn)) fail_at(int line, const char *what, long long got,
-                                              long long want)
-{
-    fprintf(stderr, "line %d: %s: got %lld, want %lld (last error: %s)\n", line, what, got,
-            want, last_error);
-    fflush(stderr);
-    _exit(1);
-}
-
-#define CHECK_EQ(got, want)                                                             \
-    do {                                                                                \
-        long long got_ = (long long)(got), want_ = (long long)(want);                   \
-        if (got_ != want_)                                                              \
-            fail_at(__LINE__, #got, got_, want_);                                       \
-    } while (0)
-#define CHECK(cond) CHECK_EQ(!!(cond), 1)
-#define CHECK_OK(call) CHECK_EQ((call), WEFT_SUCCESS)
-#define CHECK_CU(call) CHECK_EQ((call), CUDA_SUCCESS)
-#define CHECK_ERROR_SAYS(text) CHECK(strstr(last_error, (text)) != NULL)
-
-#define CHILD_SECONDS 120
+/* Every dtype x op takes a while on the double's reference kernels. */
 static int in_child(void (*fn)(void))
 {
-    static const int crashes[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE };
-    pid_t pid;
-    int st;
-
-    fflush(NULL);
-    pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        for (size_t i = 0; i < sizeof(crashes) / sizeof(crashes[0]); i++)
-            signal(crashes[i], SIG_DFL);
-        alarm(CHILD_SECONDS);
-        fn();
-        exit(0);
-    }
-    while (waitpid(pid, &st, 0) != pid)
-        if (errno != EINTR)
-            return -1;
-    if (WIFSIGNALED(st)) {
-        print_message("child ended by signal %d\n", WTERMSIG(st));
-        return 128 + WTERMSIG(st);
-    }
-    return WEXITSTATUS(st);
-}
-
-/* ------------------------------------------------------------ a core for the plugin */
-
-static struct logged {
-    int level;
-    char msg[512];
-} logs[64];
-static int nlogs;
-
-static void test_log(int level, const char *plugin, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (nlogs == (int)(sizeof(logs) / sizeof(logs[0])))
-        return;
-    logs[nlogs].level = level;
-    va_start(ap, fmt);
-    vsnprintf(logs[nlogs].msg, sizeof(logs[nlogs].msg), fmt, ap);
-    va_end(ap);
-    nlogs++;
-}
-
-static void test_set_error(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(last_error, sizeof(last_error), fmt, ap);
-    va_end(ap);
-}
-
-static const char *test_param(const char *name)
-{
-    return getenv(name);
-}
-
-static weft_transport_core_t core = {
-    .struct_size = sizeof(weft_transport_core_t),
-    .rank = 0,
-    .size = 1,
-    .job_id = "",
-    .log = test_log,
-    .set_error = test_set_error,
-    .get_param = test_param,
-};
-
-static int count_logs(int level, const char *text)
-{
-    int n = 0;
-
-    for (int i = 0; i < nlogs; i++)
-        n += logs[i].level == level && strstr(logs[i].msg, text) != NULL;
-    return n;
-}
-
-static void use_double(const char *faults)
-{
-    setenv("WEFT_CUDA_DRIVER", FAKECUDA, 1);
-    setenv("WEFT_CUDA_ALLOW_TEST_DRIVER", "1", 1);
-    setenv("WEFT_FAKECUDA_DEVICES", "1", 1);
-    if (faults)
-        setenv("WEFT_FAKECUDA_FAULTS", faults, 1);
+    return cipc_in_child(fn, 120);
 }
 
 static int have_kernels(void)
@@ -191,7 +82,7 @@ static void info_child(void)
 {
     void *ctx;
 
-    use_double(NULL);
+    use_double("1", NULL);
     CHECK_OK(tp->init(&core, &ctx));
     if (have_kernels()) {
         CHECK_EQ(count_logs(WEFT_TRANSPORT_LOG_INFO, "kernels: 30 loaded for sm_90 (the "
@@ -216,7 +107,7 @@ static void test_info(void **state)
 
 static void run_group(unsigned group)
 {
-    use_double(NULL);
+    use_double("1", NULL);
     kc_up();
     CHECK_EQ(kcheck_run(&kc, group), 0);
     fprintf(stderr, "%ld comparisons, %ld exceptions (scaling, both NaN)\n", kc.checks,
@@ -267,7 +158,7 @@ static void order_child(void)
     const struct cipc_ctx *c;
 
     setenv("WEFT_FAKECUDA_DELAY_US", "2000", 1);
-    use_double(NULL);
+    use_double("1", NULL);
     kc_up();
     f = &kc.drv.fn;
     c = kc.ctx;
@@ -303,7 +194,7 @@ static void args_child(void)
     void *d, *x;
     unsigned char one[8] = { 1 };
 
-    use_double(NULL);
+    use_double("1", NULL);
     kc_up();
     c = kc.ctx;
     d = (void *)(uintptr_t)kc.dd;
@@ -346,7 +237,7 @@ static void launch_fails_child(void)
     const struct cipc_ctx *c;
     void *x;
 
-    use_double("fail=cuLaunchKernel@2");
+    use_double("1", "fail=cuLaunchKernel@2");
     kc_up();
     c = kc.ctx;
     x = (void *)(uintptr_t)kc.da;
@@ -371,7 +262,7 @@ static void expect_off(const char *faults, const char *why)
 {
     void *ctx;
 
-    use_double(faults);
+    use_double("1", faults);
     CHECK_OK(tp->init(&core, &ctx));
     CHECK_EQ(count_logs(WEFT_TRANSPORT_LOG_INFO, "kernels off: "), 1);
     CHECK_EQ(count_logs(WEFT_TRANSPORT_LOG_INFO, why), 1);
@@ -435,7 +326,7 @@ static void images_child(void)
     CUcontext ctx;
     CUmodule m;
 
-    use_double(NULL);
+    use_double("1", NULL);
     CHECK_EQ(weft__cudrv_open(&drv, &core, "test", why, sizeof(why)), WCU_OK);
     CHECK_CU(drv.fn.cuDeviceGet(&dev, 0));
     CHECK_CU(drv.fn.cuDevicePrimaryCtxRetain(&ctx, dev));
