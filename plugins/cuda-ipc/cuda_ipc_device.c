@@ -41,6 +41,12 @@ weft_result_t weft__cuda_ipc_device_ready(const struct cipc_ctx *c)
     return WEFT_SUCCESS;
 }
 
+/* rc as weft's result, the driver's failure reported as call's. */
+static weft_result_t result_of(const struct cipc_ctx *c, CUresult rc, const char *call)
+{
+    return rc == CUDA_SUCCESS ? WEFT_SUCCESS : weft__cuda_ipc_err_report(c, rc, call);
+}
+
 static CUdeviceptr dptr(const void *p)
 {
     return (CUdeviceptr)(uintptr_t)p;
@@ -84,9 +90,7 @@ static weft_result_t cipc_copy(void *ctx, void *dst, const void *src, size_t len
     if ((r = weft__cuda_ipc_device_ready(c)) != WEFT_SUCCESS)
         return r;
     rc = c->drv.fn.cuMemcpy(dptr(dst), dptr(src), len);
-    if (rc != CUDA_SUCCESS)
-        return weft__cuda_ipc_err_report(c, rc, "cuMemcpy");
-    return WEFT_SUCCESS;
+    return result_of(c, rc, "cuMemcpy");
 }
 
 /* cuMemAllocHost memory is portable and mapped: every context may use
@@ -118,9 +122,7 @@ static weft_result_t cipc_host_free(void *ctx, void *ptr)
     if ((r = weft__cuda_ipc_device_ready(c)) != WEFT_SUCCESS)
         return r;
     rc = c->drv.fn.cuMemFreeHost(ptr);
-    if (rc != CUDA_SUCCESS)
-        return weft__cuda_ipc_err_report(c, rc, "cuMemFreeHost");
-    return WEFT_SUCCESS;
+    return result_of(c, rc, "cuMemFreeHost");
 }
 
 /* cuStreamQuery is the cheapest call that validates a stream without
@@ -159,9 +161,7 @@ static weft_result_t cipc_stream_copy(void *ctx, void *stream, void *dst, const 
     if ((r = weft__cuda_ipc_device_ready(c)) != WEFT_SUCCESS)
         return r;
     rc = c->drv.fn.cuMemcpyAsync(dptr(dst), dptr(src), len, (CUstream)stream);
-    if (rc != CUDA_SUCCESS)
-        return weft__cuda_ipc_err_report(c, rc, "cuMemcpyAsync");
-    return WEFT_SUCCESS;
+    return result_of(c, rc, "cuMemcpyAsync");
 }
 
 /* The default flags keep the write's memory barrier: whoever sees the
@@ -176,9 +176,7 @@ static weft_result_t cipc_stream_write(void *ctx, void *stream, uint32_t *flag, 
         return r;
     rc = c->drv.fn.cuStreamWriteValue32((CUstream)stream, dptr(flag), value,
                                         CU_STREAM_WRITE_VALUE_DEFAULT);
-    if (rc != CUDA_SUCCESS)
-        return weft__cuda_ipc_err_report(c, rc, "cuStreamWriteValue32");
-    return WEFT_SUCCESS;
+    return result_of(c, rc, "cuStreamWriteValue32");
 }
 
 /* GEQ is the driver's cyclic comparison, (int32_t)(*flag - value) >= 0,
@@ -194,9 +192,7 @@ static weft_result_t cipc_stream_wait(void *ctx, void *stream, uint32_t *flag, u
         return r;
     rc = c->drv.fn.cuStreamWaitValue32((CUstream)stream, dptr(flag), value,
                                        CU_STREAM_WAIT_VALUE_GEQ);
-    if (rc != CUDA_SUCCESS)
-        return weft__cuda_ipc_err_report(c, rc, "cuStreamWaitValue32");
-    return WEFT_SUCCESS;
+    return result_of(c, rc, "cuStreamWaitValue32");
 }
 
 static weft_result_t cipc_stream_sync(void *ctx, void *stream)
@@ -208,9 +204,7 @@ static weft_result_t cipc_stream_sync(void *ctx, void *stream)
     if ((r = weft__cuda_ipc_device_ready(c)) != WEFT_SUCCESS)
         return r;
     rc = c->drv.fn.cuStreamSynchronize((CUstream)stream);
-    if (rc != CUDA_SUCCESS)
-        return weft__cuda_ipc_err_report(c, rc, "cuStreamSynchronize");
-    return WEFT_SUCCESS;
+    return result_of(c, rc, "cuStreamSynchronize");
 }
 
 const weft_transport_device_t weft__cuda_ipc_device = {
