@@ -52,7 +52,8 @@ tests_unit_test_ibv_init_CPPFLAGS = $(WEFT_IBV_UNIT_CPPFLAGS)
 tests_unit_test_ibv_init_CFLAGS = $(WEFT_UNIT_CFLAGS)
 tests_unit_test_ibv_init_LDADD = $(WEFT_IBV_UNIT_LDADD)
 EXTRA_tests_unit_test_ibv_init_DEPENDENCIES = $(WEFT_IBV_FAKES)
-tests_unit_test_ibv_loop_SOURCES = tests/unit/test_ibv_loop.c
+tests_unit_test_ibv_loop_SOURCES = tests/unit/test_ibv_loop.c tests/unit/oob_store.c \
+	tests/unit/oob_store.h
 tests_unit_test_ibv_loop_CPPFLAGS = $(WEFT_IBV_UNIT_CPPFLAGS)
 tests_unit_test_ibv_loop_CFLAGS = $(WEFT_UNIT_CFLAGS)
 tests_unit_test_ibv_loop_LDADD = $(WEFT_IBV_UNIT_LDADD)
@@ -92,7 +93,8 @@ if WEFT_BUILD_IB_VERBS
 if WEFT_HAVE_CUDA
 if WEFT_HAVE_VERBS
 WEFT_UNIT_TESTS += tests/unit/test_ibv_gdr
-tests_unit_test_ibv_gdr_SOURCES = tests/unit/test_ibv_gdr.c
+tests_unit_test_ibv_gdr_SOURCES = tests/unit/test_ibv_gdr.c tests/unit/oob_store.c \
+	tests/unit/oob_store.h
 tests_unit_test_ibv_gdr_CPPFLAGS = $(WEFT_IBV_UNIT_CPPFLAGS) $(CUDA_CFLAGS)
 tests_unit_test_ibv_gdr_CFLAGS = $(WEFT_UNIT_CFLAGS)
 tests_unit_test_ibv_gdr_LDADD = $(WEFT_IBV_UNIT_LDADD)

@@ -32,6 +32,7 @@
 
 #include "plugins/cuda-common/cudrv.h"
 #include "plugins/ib-verbs/ibv.h"
+#include "tests/unit/oob_store.h"
 
 #define SWRDMA WEFT_TEST_BUILDDIR "/tests/swrdma/.libs/libibverbs.so.1"
 #define SWRDMA_NO_DMABUF WEFT_TEST_BUILDDIR "/tests/swrdma/no-1.12/.libs/libibverbs.so.1"
@@ -75,52 +76,6 @@ static void fake_log(int level, const char *plugin, const char *fmt, ...)
 static const char *fake_param(const char *name)
 {
     return getenv(name);
-}
-
-/* ------------------------------------------------------------ the store */
-
-struct kv {
-    char key[200];
-    unsigned char val[4096];
-    size_t len;
-};
-
-static struct kv store[256];
-static int nstore;
-
-static weft_result_t oob_put(void *cc, const char *key, const void *val, size_t len)
-{
-    struct kv *e = NULL;
-
-    (void)cc;
-    for (int i = 0; i < nstore && !e; i++)
-        if (!strcmp(store[i].key, key))
-            e = &store[i];
-    if (!e) {
-        assert_true(nstore < 256);
-        e = &store[nstore++];
-    }
-    assert_true(len <= sizeof(e->val));
-    snprintf(e->key, sizeof(e->key), "%s", key);
-    memcpy(e->val, val, len);
-    e->len = len;
-    return WEFT_SUCCESS;
-}
-
-static weft_result_t oob_get(void *cc, const char *key, void *val, size_t cap, size_t *len,
-                             int timeout_ms)
-{
-    (void)cc;
-    (void)timeout_ms;
-    for (int i = 0; i < nstore; i++)
-        if (!strcmp(store[i].key, key)) {
-            if (store[i].len > cap)
-                return WEFT_ERR_TRUNCATED;
-            memcpy(val, store[i].val, store[i].len);
-            *len = store[i].len;
-            return WEFT_SUCCESS;
-        }
-    return WEFT_ERR_TIMEOUT;
 }
 
 /* ------------------------------------------------------------ the double */
@@ -251,8 +206,8 @@ static weft_result_t init_rank(int r)
     core[r].log = fake_log;
     core[r].set_error = fake_set_error;
     core[r].get_param = fake_param;
-    core[r].oob_put = oob_put;
-    core[r].oob_get = oob_get;
+    core[r].oob_put = oob_store_put;
+    core[r].oob_get = oob_store_get;
     gdr_line[r][0] = '\0';
     log_rank = r;
     return T->init(&core[r], &ctx[r]);
@@ -274,7 +229,7 @@ static int setup(void **state)
     size_t len[2];
 
     (void)state;
-    nstore = 0;
+    oob_store_clear();
     regions_made = 0;
     env_defaults();
     cuda_up();
@@ -625,7 +580,7 @@ static void test_bound(void **state)
 /* Rank 0 alone, initialised with what the caller set: its gdr line. */
 static const char *gdr_alone(void)
 {
-    nstore = 0;
+    oob_store_clear();
     if (init_rank(0) != WEFT_SUCCESS)
         fail_msg("init: %s", last_error);
     assert_false(mem_types(0) & (1u << WEFT_TRANSPORT_MEM_CUDA));
@@ -653,7 +608,7 @@ static void test_off(void **state)
     /* A bad value is refused like any other parameter. */
     env_defaults();
     setenv("WEFT_IB_GDR", "2", 1);
-    nstore = 0;
+    oob_store_clear();
     assert_int_equal(init_rank(0), WEFT_ERR_INVALID_ARG);
     assert_non_null(strstr(last_error, "WEFT_IB_GDR=2"));
     ctx[0] = NULL;

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "plugins/ib-verbs/ibv.h"
+#include "tests/unit/oob_store.h"
 
 #define FAKE WEFT_TEST_BUILDDIR "/tests/unit/.libs/fakeverbs.so"
 #define SPINS 200000
@@ -59,52 +60,6 @@ static void fake_log(int level, const char *plugin, const char *fmt, ...)
 static const char *fake_param(const char *name)
 {
     return getenv(name);
-}
-
-/* ------------------------------------------------------------ the store */
-
-struct kv {
-    char key[200];
-    unsigned char val[4096];
-    size_t len;
-};
-
-static struct kv store[256];
-static int nstore;
-
-static weft_result_t oob_put(void *cc, const char *key, const void *val, size_t len)
-{
-    struct kv *e = NULL;
-
-    (void)cc;
-    for (int i = 0; i < nstore && !e; i++)
-        if (!strcmp(store[i].key, key))
-            e = &store[i];
-    if (!e) {
-        assert_true(nstore < 256);
-        e = &store[nstore++];
-    }
-    assert_true(len <= sizeof(e->val));
-    snprintf(e->key, sizeof(e->key), "%s", key);
-    memcpy(e->val, val, len);
-    e->len = len;
-    return WEFT_SUCCESS;
-}
-
-static weft_result_t oob_get(void *cc, const char *key, void *val, size_t cap, size_t *len,
-                             int timeout_ms)
-{
-    (void)cc;
-    (void)timeout_ms;
-    for (int i = 0; i < nstore; i++)
-        if (!strcmp(store[i].key, key)) {
-            if (store[i].len > cap)
-                return WEFT_ERR_TRUNCATED;
-            memcpy(val, store[i].val, store[i].len);
-            *len = store[i].len;
-            return WEFT_SUCCESS;
-        }
-    return WEFT_ERR_TIMEOUT;
 }
 
 /* ------------------------------------------------------------ two ranks */
@@ -151,7 +106,7 @@ static int setup(void **state)
     size_t len[2];
 
     (void)state;
-    nstore = 0;
+    oob_store_clear();
     setenv("WEFT_IBVERBS_LIB", FAKE, 1);
     setenv("FAKE_IBV_DEVICES", "fake0=ACTIVE.ETH;fake1=ACTIVE.ETH", 1);
     setenv("WEFT_IB_QPS", "2", 1);
@@ -172,8 +127,8 @@ static int setup(void **state)
         core[r].log = fake_log;
         core[r].set_error = fake_set_error;
         core[r].get_param = fake_param;
-        core[r].oob_put = oob_put;
-        core[r].oob_get = oob_get;
+        core[r].oob_put = oob_store_put;
+        core[r].oob_get = oob_store_get;
         if (T->init(&core[r], &ctx[r]) != WEFT_SUCCESS)
             fail_msg("init of rank %d: %s", r, last_error);
         len[r] = sizeof(addr[r]);
