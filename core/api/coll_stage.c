@@ -133,8 +133,10 @@ static int extent_of(const weft__coll_t *c, weft__coll_kind_t kind, weft_comm_t 
     }
 }
 
-/* 1 when p is device memory, 0 when the host may read it, -1 on error. */
-static int on_device(weft__plugin_t *dev, const void *p, const char *fn, const char *name)
+/* 1 when p is device memory, 0 when the host may read it, -1 with *err
+ * set on error. */
+static int on_device(weft__plugin_t *dev, const void *p, weft__coll_kind_t kind,
+                     const char *name, weft_result_t *err)
 {
     int type = WEFT_TRANSPORT_MEM_HOST, ordinal = -1;
     weft_result_t rc;
@@ -144,8 +146,8 @@ static int on_device(weft__plugin_t *dev, const void *p, const char *fn, const c
     weft__clear_error();
     rc = dev->device->mem_query(dev->ctx, p, &type, &ordinal);
     if (rc != WEFT_SUCCESS) {
-        weft__error(rc, "%s: %s %p: cannot tell host from device memory: %s", fn, name, p,
-                    weft__get_error());
+        *err = weft__error(rc, "weft_%s: %s %p: cannot tell host from device memory: %s",
+                           weft__coll_kind_names[kind], name, p, weft__get_error());
         return -1;
     }
     return type == WEFT_TRANSPORT_MEM_CUDA;
@@ -390,27 +392,28 @@ static weft_result_t stage_launch(weft_comm_t comm, weft__coll_t *c, weft__coll_
     weft__plugin_t *dev = weft__plugins_device(&comm->inst->wire.plugins);
     weft__stream_copy_t in[2], out[1];
     int nin = 0, nout = 0, sdev = 0, rdev = 0;
-    weft_result_t rc;
+    weft_result_t rc = WEFT_SUCCESS;
     extent_t x;
     stage_t *s;
 
-    snprintf(fn, sizeof(fn), "weft_%s", weft__coll_kind_names[kind]);
-    if (comm->stream && (rc = weft__stream_error(comm, fn)) != WEFT_SUCCESS) {
-        weft__coll_free(c);
-        return rc;
-    }
     if (extent_of(c, kind, comm, &x) == 0) {
-        sdev = x.sbytes ? on_device(dev, c->sendbuf, fn, "sendbuf") : 0;
-        rdev = x.rbytes && sdev >= 0 ? on_device(dev, c->recvbuf, fn, "recvbuf") : 0;
+        sdev = x.sbytes ? on_device(dev, c->sendbuf, kind, "sendbuf", &rc) : 0;
+        rdev = x.rbytes && sdev >= 0 ? on_device(dev, c->recvbuf, kind, "recvbuf", &rc) : 0;
     }
     if (sdev < 0 || rdev < 0) {
         weft__coll_free(c);
-        return WEFT_ERR_INVALID_ARG;
+        return rc;
     }
+    /* Host memory and no stream, the common case: as if no device. */
     if (!sdev && !rdev && !comm->stream) {
         if (!tuned)
             weft__tune_choose(c, comm, kind, tune_bytes, even);
         return weft__coll_launch_now(comm, c, kind, req);
+    }
+    snprintf(fn, sizeof(fn), "weft_%s", weft__coll_kind_names[kind]);
+    if (comm->stream && (rc = weft__stream_error(comm, fn)) != WEFT_SUCCESS) {
+        weft__coll_free(c);
+        return rc;
     }
     if (!(s = calloc(1, sizeof(*s)))) {
         weft__coll_free(c);
