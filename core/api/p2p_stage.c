@@ -307,6 +307,24 @@ static weft_result_t post_inner(p2p_stage_t *s)
     return WEFT_SUCCESS;
 }
 
+/* Whether a buffer of ops may be device memory (a failed query counts:
+ * stage_buffers reports it). */
+static int any_on_device(weft_comm_t comm, int n, const weft_p2p_op_t *ops)
+{
+    weft__plugin_t *dev = weft__plugins_device(&comm->inst->wire.plugins);
+
+    for (int i = 0; i < n && dev; i++) {
+        int type = WEFT_TRANSPORT_MEM_HOST, ordinal;
+
+        if (!ops[i].buf || !ops[i].count)
+            continue;
+        if (dev->device->mem_query(dev->ctx, ops[i].buf, &type, &ordinal) != WEFT_SUCCESS ||
+            type == WEFT_TRANSPORT_MEM_CUDA)
+            return 1;
+    }
+    return 0;
+}
+
 weft_result_t weft__p2p_stage_post(weft_comm_t comm, int n, const weft_p2p_op_t *ops,
                                    weft_request_t *req, const char *fn, int *handled)
 {
@@ -317,6 +335,10 @@ weft_result_t weft__p2p_stage_post(weft_comm_t comm, int n, const weft_p2p_op_t 
     int any = 0;
 
     *handled = 0;
+    /* Host memory and no stream, the common case: the caller posts as
+     * usual, and nothing is allocated here. */
+    if (!comm->stream && !any_on_device(comm, n, ops))
+        return WEFT_SUCCESS;
     if (!(s = calloc(1, sizeof(*s))))
         return weft__error(WEFT_ERR_NO_MEMORY, "%s: out of memory", fn);
     s->dev = weft__plugins_device(&comm->inst->wire.plugins);
