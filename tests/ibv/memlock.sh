@@ -22,7 +22,9 @@ export WEFT_PLUGIN_PATH=$top/plugins/ib-verbs/.libs WEFT_TRANSPORTS=ib-verbs WEF
 export WEFT_IBVERBS_LIB=$top/tests/swrdma/.libs/libibverbs.so.1
 export WEFT_SWRDMA_REGISTRY=weft-memlock-$$
 out=$(mktemp) || exit 99
-trap 'rm -f "$out" "/dev/shm/$WEFT_SWRDMA_REGISTRY"' EXIT
+# The registry, and a creator's temporary one (.new<pid>) where a rank
+# was killed while it made it.
+trap 'rm -f "$out" "/dev/shm/$WEFT_SWRDMA_REGISTRY"*' EXIT
 
 # limited BYTES CMD...: CMD with RLIMIT_MEMLOCK at BYTES and no CAP_IPC_LOCK.
 limited() {

@@ -34,7 +34,7 @@ if [ "$between" = ib-verbs ]; then
     WEFT_SWRDMA_REGISTRY=weft-netns-$$
     WEFT_SWRDMA_CHECK_LOG=$netns_tmp/swrdma-check.log
     export WEFT_TRANSPORTS WEFT_IBVERBS_LIB WEFT_SWRDMA_REGISTRY WEFT_SWRDMA_CHECK_LOG
-    trap 'netns_cleanup; rm -f "/dev/shm/$WEFT_SWRDMA_REGISTRY"' EXIT
+    trap 'netns_cleanup; rm -f "/dev/shm/$WEFT_SWRDMA_REGISTRY"*' EXIT
 fi
 export WEFT_PLUGIN_PATH=$plugins WEFT_TIMEOUT=60
 unset MASTER_ADDR MASTER_PORT RANK WORLD_SIZE WEFT_INIT_METHOD WEFT_RANK SLURM_PROCID \
