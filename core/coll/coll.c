@@ -470,26 +470,40 @@ typedef struct inline_wait {
     int done;
 } inline_wait_t;
 
-/* Done when c finished or moved on to a round, which is waited for as
- * a request. */
+/* The collective c's step waits on now (its deepest child), or NULL
+ * when c finished. */
+static weft__coll_t *inline_wait_at(const inline_wait_t *w)
+{
+    weft__coll_t *at = w->c;
+
+    if (w->done)
+        return NULL;
+    while (at->child)
+        at = at->child;
+    return at;
+}
+
+/* Done when c finished, moved on to a round (waited for as a request),
+ * or moved on to another child: w->at may be freed by then, its memory
+ * another collective's, so the wait starts again on the new one. */
 static int inline_wait_poll(void *arg)
 {
     inline_wait_t *w = arg;
-    weft__coll_t *at = w->c;
+    weft__coll_t *at;
 
     coll_poll_locked(w->c, &w->done);
-    if (w->done)
-        return 1;
-    while (at->child)
-        at = at->child;
-    return at->inner != NULL;
+    at = inline_wait_at(w);
+    return !at || at->inner != NULL || at != w->at;
 }
 
+/* On the collective waited on now, never on w->at once it is gone. */
 static void inline_wait_sleeping(void *arg, int on)
 {
     inline_wait_t *w = arg;
+    weft__coll_t *at = inline_wait_at(w);
 
-    w->at->waits->sleeping(w->at, on);
+    if (at && !at->inner && at->waits)
+        at->waits->sleeping(at, on);
 }
 
 /* The blocking form of weft__coll_start: each round is waited for here,
