@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "core/api/coll_args.h"
+#include "core/api/coll_device.h"
 #include "core/api/coll_stage.h"
 #include "core/api/stream.h"
 #include "core/base/error.h"
@@ -332,6 +333,26 @@ static weft_result_t copy_all(stage_t *s, const weft__stream_copy_t *cp, int n)
     return rc;
 }
 
+/* The collective that runs s's (its inputs copied in already), chooses
+ * its algorithm and copies the result back: NULL (s freed) without
+ * memory. */
+static weft__coll_t *staged_wrapper(stage_t *s)
+{
+    weft__coll_t *w;
+
+    if (!s->tuned)
+        weft__tune_choose(s->c, s->comm, s->kind, s->tune_bytes, s->even);
+    s->tuned = 1;
+    if (!(w = weft__coll_new(NULL, NULL, 0, 1, WEFT_UINT8, WEFT_SUM, 0))) {
+        stage_free(s);
+        return NULL;
+    }
+    w->ctx = s;
+    w->ctx_free = stage_free;
+    w->step = wrapper_step;
+    return w;
+}
+
 /* Runs s's collective now, on this thread (no stream). */
 static weft_result_t run_staged(stage_t *s, const weft__stream_copy_t *in, int nin,
                                 weft_request_t *req)
@@ -358,15 +379,8 @@ static weft_result_t run_staged(stage_t *s, const weft__stream_copy_t *in, int n
     }
     /* Nonblocking: the algorithm is chosen for c, then the wrapper runs
      * it and copies back. */
-    weft__tune_choose(c, s->comm, s->kind, s->tune_bytes, s->even);
-    s->tuned = 1;
-    if (!(w = weft__coll_new(NULL, NULL, 0, 1, WEFT_UINT8, WEFT_SUM, 0))) {
-        stage_free(s);
+    if (!(w = staged_wrapper(s)))
         return WEFT_ERR_NO_MEMORY;
-    }
-    w->ctx = s;
-    w->ctx_free = stage_free;
-    w->step = wrapper_step;
     /* WEFT_CHECK compares the arguments of c itself, inside the wrapper. */
     if (weft__coll_check_enabled()) {
         c->comm = s->comm;
@@ -379,6 +393,108 @@ static weft_result_t run_staged(stage_t *s, const weft__stream_copy_t *in, int n
         }
     }
     return weft__coll_start(s->comm, w, s->kind, req);
+}
+
+/* The device engine's collective for c, on comm's stream thread: arg
+ * holds it until run takes it; release frees what run did not take. */
+static weft_result_t device_stream_run(weft_comm_t comm, void *arg)
+{
+    weft__coll_t **held = arg, *w = *held;
+
+    *held = NULL;
+    return weft__coll_launch_now(comm, w, (weft__coll_kind_t)w->kind, WEFT__COLL_BLOCKING);
+}
+
+static void device_stream_release(void *arg)
+{
+    weft__coll_t **held = arg;
+
+    if (*held)
+        weft__coll_free(*held);
+    free(held);
+}
+
+/* The device engine's fallback (weft__coll_stage_fn, coll_device.h):
+ * the collective, not yet started, that runs c with its device buffers
+ * staged through host memory, the inputs copied in before it returns. */
+static weft_result_t stage_child(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
+                                 size_t tune_bytes, int even, int tuned, weft__coll_t **child)
+{
+    weft__plugin_t *dev = weft__plugins_device(&comm->inst->wire.plugins);
+    weft__stream_copy_t in[2], out[1];
+    int nin = 0, nout = 0, sdev = 0, rdev = 0;
+    weft_result_t rc = WEFT_SUCCESS;
+    extent_t x;
+    stage_t *s;
+
+    if (extent_of(c, kind, comm, &x) == 0) {
+        sdev = x.sbytes ? on_device(dev, c->sendbuf, kind, "sendbuf", &rc) : 0;
+        rdev = x.rbytes && sdev >= 0 ? on_device(dev, c->recvbuf, kind, "recvbuf", &rc) : 0;
+    }
+    if (sdev < 0 || rdev < 0) {
+        weft__coll_free(c);
+        return rc;
+    }
+    if (!sdev && !rdev) {
+        if (!tuned)
+            weft__tune_choose(c, comm, kind, tune_bytes, even);
+        *child = c;
+        return WEFT_SUCCESS;
+    }
+    if (!(s = calloc(1, sizeof(*s)))) {
+        weft__coll_free(c);
+        return weft__error(WEFT_ERR_NO_MEMORY, "weft_%s: out of memory",
+                           weft__coll_kind_names[kind]);
+    }
+    *s = (stage_t){ .dev = dev, .comm = comm, .c = c, .kind = kind, .tune_bytes = tune_bytes,
+                    .even = even, .tuned = tuned };
+    snprintf(s->fn, sizeof(s->fn), "weft_%s", weft__coll_kind_names[kind]);
+    if ((rc = stage_buffers(s, &x, sdev > 0, rdev > 0, in, &nin, out, &nout)) != WEFT_SUCCESS ||
+        (rc = copy_all(s, in, nin)) != WEFT_SUCCESS) {
+        stage_free(s);
+        return rc;
+    }
+    if ((rc = apply_deferred(s)) != WEFT_SUCCESS) {
+        s->c = NULL; /* apply_op freed it */
+        stage_free(s);
+        return rc;
+    }
+    if (!(*child = staged_wrapper(s)))
+        return WEFT_ERR_NO_MEMORY;
+    return WEFT_SUCCESS;
+}
+
+static weft_result_t device_launch(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
+                                   size_t tune_bytes, int even, int tuned, weft_request_t *req)
+{
+    char fn[48];
+    weft__coll_t *w;
+    weft_result_t rc;
+
+    snprintf(fn, sizeof(fn), "weft_%s", weft__coll_kind_names[kind]);
+    if (comm->stream && (rc = weft__stream_error(comm, fn)) != WEFT_SUCCESS) {
+        weft__coll_free(c);
+        return rc;
+    }
+    if ((rc = weft__coll_device_new(comm, c, kind, tune_bytes, even, tuned, stage_child, &w)) !=
+        WEFT_SUCCESS)
+        return rc;
+    if (!comm->stream)
+        return weft__coll_launch_now(comm, w, kind, req);
+    {
+        weft__coll_t **held = malloc(sizeof(*held));
+        weft__stream_job_t job = { device_stream_run, device_stream_release, held, fn };
+
+        if (!held) {
+            weft__coll_free(w);
+            return weft__error(WEFT_ERR_NO_MEMORY, "%s: out of memory", fn);
+        }
+        *held = w;
+        w->kind = (int)kind;
+        if (req != WEFT__COLL_BLOCKING)
+            *req = NULL;
+        return weft__stream_submit(comm, NULL, 0, NULL, 0, &job, NULL, 0);
+    }
 }
 
 /* Starts c of kind with its device buffers staged through host memory,
@@ -404,6 +520,10 @@ static weft_result_t stage_launch(weft_comm_t comm, weft__coll_t *c, weft__coll_
         weft__coll_free(c);
         return rc;
     }
+    /* GPU to GPU inside the node, where every rank can (coll_device.c);
+     * every rank of such a call takes part, whatever its buffers. */
+    if (weft__coll_device_joins(comm, c, kind))
+        return device_launch(comm, c, kind, tune_bytes, even, tuned, req);
     /* Host memory and no stream, the common case: as if no device. */
     if (!sdev && !rdev && !comm->stream) {
         if (!tuned)

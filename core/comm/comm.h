@@ -51,6 +51,9 @@ struct weft_comm {
      * operations and is its own thread; the caller's thread must wait for
      * it (quiesce) before anything else uses the communicator. */
     struct weft__stream *stream;
+    /* api/coll_device.c: its GPU-to-GPU collectives' state, made at
+     * first use (atomic), or NULL. */
+    struct weft__coll_device *device_coll;
     weft_result_t (*quiesce)(struct weft_comm *comm, const char *fn);
     /* inst->comms, so that an abort notice finds its communicator. */
     struct weft_comm *next_comm, *prev_comm;

@@ -20,6 +20,7 @@
 #include "core/coll/coll.h"
 #include "core/coll/shared/shared.h"
 #include "core/comm/abort_notice.h"
+#include "core/api/coll_device.h"
 #include "core/comm/comm.h"
 #include "core/init/instance.h"
 #include "core/progress/doorbell.h"
@@ -45,6 +46,8 @@ weft_result_t weft__settings_parse(void)
         rc = weft__shared_settings_parse();
     if (rc == WEFT_SUCCESS)
         rc = weft__progress_settings_parse();
+    if (rc == WEFT_SUCCESS)
+        rc = weft__coll_device_settings_parse();
     return rc;
 }
 

@@ -451,15 +451,16 @@ static const weft_transport_device_t *table_device(const weft_transport_v1_t *op
                                                    const char *path)
 {
     const weft_transport_device_t *d;
-    const void *fns[9];
+    const void *fns[17];
+    int nfns = 9;
 
     if (ops->struct_size < offsetof(weft_transport_v1_t, device) + sizeof(ops->device) ||
         !(d = ops->device))
         return NULL;
-    if (!in_loaded_object(d) || d->struct_size < sizeof(*d)) {
+    if (!in_loaded_object(d) || d->struct_size < WEFT_TRANSPORT_DEVICE_MIN_SIZE) {
         WEFT_WARN(PLUGIN, "%s: its device services are %s: not used for device memory", path,
                   !in_loaded_object(d) ? "outside every loaded object"
-                                       : "of an older, smaller table");
+                                       : "a table too small to hold them");
         return NULL;
     }
     fns[0] = (const void *)d->mem_query;
@@ -471,7 +472,18 @@ static const weft_transport_device_t *table_device(const weft_transport_v1_t *op
     fns[6] = (const void *)d->stream_write;
     fns[7] = (const void *)d->stream_wait;
     fns[8] = (const void *)d->stream_sync;
-    for (int i = 0; i < 9; i++)
+    /* The sharing group: all of it or none (ipc_export NULL). */
+    if (weft__device_has_ipc(d)) {
+        fns[nfns++] = (const void *)d->features;
+        fns[nfns++] = (const void *)d->ipc_export;
+        fns[nfns++] = (const void *)d->ipc_open;
+        fns[nfns++] = (const void *)d->ipc_close;
+        fns[nfns++] = (const void *)d->stream_create;
+        fns[nfns++] = (const void *)d->stream_destroy;
+        fns[nfns++] = (const void *)d->stream_reduce;
+        fns[nfns++] = (const void *)d->stream_avg;
+    }
+    for (int i = 0; i < nfns; i++)
         if (!fns[i] || !in_loaded_object(fns[i])) {
             WEFT_WARN(PLUGIN, "%s: device service %d of its table is %s: not used for "
                       "device memory", path, i, fns[i] ? "outside every loaded object" : "NULL");

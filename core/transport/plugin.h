@@ -208,6 +208,15 @@ void weft__plugin_log_capture(weft__plugin_log_sink_t sink, void *arg);
  * zeroed set, does nothing). */
 void weft__plugins_unload(weft__plugin_set_t *set);
 
+/* Whether device table d has the sharing group (ipc_export and the rest,
+ * weft/transport.h): it is long enough and ipc_export is set. */
+static inline int weft__device_has_ipc(const weft_transport_device_t *d)
+{
+    return d->struct_size >= offsetof(weft_transport_device_t, stream_avg) +
+                                 sizeof(d->stream_avg) &&
+           d->ipc_export;
+}
+
 /* The first loaded plugin that offers device memory services, or NULL:
  * the one the core stages device buffers and orders streams with. */
 static inline weft__plugin_t *weft__plugins_device(weft__plugin_set_t *set)

@@ -274,6 +274,9 @@ weft_result_t weft__wireup_connect(weft__wireup_t *wire)
         snprintf(wire->peers[w].host_id, sizeof(wire->peers[w].host_id), "%s", rec.host_id);
         wire->peers[w].topo = rec.topo;
         wire->peers[w].pid = rec.pid;
+        for (int j = 0; j < rec.n && wire->plugins.device; j++)
+            if (!strcmp(rec.entries[j].name, wire->plugins.device->name))
+                wire->peers[w].device_services = 1;
     }
     weft__wireup_drop_unneeded(wire);
     for (int w = 0; w < wire->size; w++) {

@@ -27,6 +27,9 @@ typedef struct weft__peer {
     char host_id[WEFT__HOSTID_MAX];
     weft__topo_summary_t topo;       /* where it runs: NUMA node, GPU, NIC */
     unsigned pid;                    /* its process, on its node */
+    /* It loaded the transport whose device services this rank uses
+     * (plugins.device): its record has an address of that name. */
+    int device_services;
 } weft__peer_t;
 
 typedef struct weft__wireup {

@@ -264,7 +264,54 @@ typedef struct weft_transport_device {
     weft_result_t (*stream_wait)(void *ctx, void *stream, uint32_t *flag, uint32_t value);
     /* Waits until everything enqueued on stream so far is complete. */
     weft_result_t (*stream_sync)(void *ctx, void *stream);
+
+    /* Added after the fields above, read only where struct_size covers
+     * them: device memory shared between the processes of a node, and
+     * reductions on the device. All present, or ipc_export NULL for none.
+     * The core runs collectives of a node GPU to GPU with them: each
+     * rank exports its buffers, opens its peers', and the ranks copy and
+     * reduce each other's memory directly, synchronised through host
+     * collectives between the steps. */
+
+    /* WEFT_TRANSPORT_DEVICE_* bits: what works in this process now (the
+     * same answer for the life of ctx). */
+    unsigned (*features)(void *ctx);
+    /* Describes [ptr, ptr + len), device memory, to another process of
+     * this node: handle gets WEFT_TRANSPORT_IPC_HANDLE_MAX bytes.
+     * WEFT_ERR_UNSUPPORTED where this memory cannot be shared (the core
+     * then stages it through host memory). */
+    weft_result_t (*ipc_export)(void *ctx, const void *ptr, size_t len, void *handle);
+    /* Maps what handle describes into this process: *ptr is the address
+     * of the exported ptr here, valid until ipc_close(ctx, *token).
+     * WEFT_ERR_UNSUPPORTED where this process cannot reach that memory
+     * (another node, another PID namespace, a device it does not see). A
+     * handle of this process's own memory gives the address itself. */
+    weft_result_t (*ipc_open)(void *ctx, const void *handle, void **ptr, void **token);
+    weft_result_t (*ipc_close)(void *ctx, void *token);
+    /* A stream of the transport's own for the core's device work, and
+     * its release. */
+    weft_result_t (*stream_create)(void *ctx, void **stream);
+    weft_result_t (*stream_destroy)(void *ctx, void *stream);
+    /* Enqueue on stream: dst[i] = a[i] op b[i] for count elements of dt
+     * (op WEFT_SUM to WEFT_BXOR, WEFT_AVG adding as WEFT_SUM); and
+     * buf[i] /= divisor, AVG's last step. dst may be a or b. */
+    weft_result_t (*stream_reduce)(void *ctx, void *stream, void *dst, const void *a,
+                                   const void *b, size_t count, weft_dtype_t dt, weft_op_t op);
+    weft_result_t (*stream_avg)(void *ctx, void *stream, void *buf, size_t count,
+                                weft_dtype_t dt, int divisor);
 } weft_transport_device_t;
+
+/* Bytes of an ipc_export handle. */
+#define WEFT_TRANSPORT_IPC_HANDLE_MAX 256
+/* features(): ipc_export, ipc_open and ipc_close work. */
+#define WEFT_TRANSPORT_DEVICE_IPC (1u << 0)
+/* features(): stream_reduce and stream_avg work (the kernels loaded). */
+#define WEFT_TRANSPORT_DEVICE_REDUCE (1u << 1)
+/* The least struct_size of a device table the core accepts: up to
+ * stream_sync. */
+#define WEFT_TRANSPORT_DEVICE_MIN_SIZE                \
+    (offsetof(weft_transport_device_t, stream_sync) + \
+     sizeof(((weft_transport_device_t *)0)->stream_sync))
 
 typedef struct weft_transport_v1 {
     uint32_t abi_version;      /* WEFT_TRANSPORT_ABI_VERSION */

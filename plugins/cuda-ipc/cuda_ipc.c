@@ -140,6 +140,8 @@ static weft_result_t cipc_init(const weft_transport_core_t *core, void **ctxp)
     core->log(WEFT_TRANSPORT_LOG_INFO, CIPC_NAME, "this process uses cuda%d (%s), its primary "
               "context; stream memory operations %s", ordinal, c->dev.uuid, memops_how);
     weft__cuda_ipc_reduce_load(c);
+    if (weft__cuda_ipc_share_init(c) != 0)
+        core->log(WEFT_TRANSPORT_LOG_INFO, CIPC_NAME, "ipc: off: out of memory");
     *ctxp = c;
     return WEFT_SUCCESS;
 
@@ -174,6 +176,7 @@ static weft_result_t cipc_finalize(void *ctx)
     struct cipc_ctx *c = ctx;
     CUresult rc;
 
+    weft__cuda_ipc_share_fini(c);
     weft__cuda_ipc_reduce_unload(c);
     rc = c->drv.fn.cuDevicePrimaryCtxRelease(c->dev.dev);
     if (rc != CUDA_SUCCESS) {

@@ -81,6 +81,8 @@ struct cipc_kernels {
     char why[WCU_WHY_MAX];
 };
 
+struct cipc_share;
+
 struct cipc_ctx {
     const weft_transport_core_t *core;  /* valid until finalize (ABI promise) */
     struct wcu_drv drv;
@@ -88,6 +90,7 @@ struct cipc_ctx {
     CUcontext primary;                  /* its primary context, retained */
     int memops;                         /* stream_write/stream_wait work */
     struct cipc_kernels kern;
+    struct cipc_share *share;           /* cuda_ipc_share.c's caches; NULL: no sharing */
     int declined_logged;                /* reach() said once why it declines */
 };
 
@@ -158,6 +161,28 @@ weft_result_t weft__cuda_ipc_reduce_avg(const struct cipc_ctx *c, CUstream s, vo
 weft_result_t weft__cuda_ipc_reduce_scale(const struct cipc_ctx *c, CUstream s, void *dst,
                                           const void *src, size_t count, weft_dtype_t dt,
                                           const unsigned char scalar[8]);
+
+/* ------------------------------------------------------ cuda_ipc_share.c */
+
+/* The sharing state (c->share): 0, or -1 out of memory (sharing off). */
+int weft__cuda_ipc_share_init(struct cipc_ctx *c);
+/* Logs the counters, closes every mapping and frees c->share. */
+void weft__cuda_ipc_share_fini(struct cipc_ctx *c);
+/* The sharing group of weft_transport_device_t (weft/transport.h says
+ * what each does). */
+unsigned weft__cuda_ipc_share_features(void *ctx);
+weft_result_t weft__cuda_ipc_share_ipc_export(void *ctx, const void *ptr, size_t len,
+                                              void *handle);
+weft_result_t weft__cuda_ipc_share_ipc_open(void *ctx, const void *handle, void **ptr,
+                                            void **token);
+weft_result_t weft__cuda_ipc_share_ipc_close(void *ctx, void *token);
+weft_result_t weft__cuda_ipc_share_stream_create(void *ctx, void **stream);
+weft_result_t weft__cuda_ipc_share_stream_destroy(void *ctx, void *stream);
+weft_result_t weft__cuda_ipc_share_stream_reduce(void *ctx, void *stream, void *dst,
+                                                 const void *a, const void *b, size_t count,
+                                                 weft_dtype_t dt, weft_op_t op);
+weft_result_t weft__cuda_ipc_share_stream_avg(void *ctx, void *stream, void *buf,
+                                              size_t count, weft_dtype_t dt, int divisor);
 
 /* -------------------------------------------------------- cuda_ipc_msg.c */
 

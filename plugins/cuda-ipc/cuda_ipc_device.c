@@ -218,4 +218,12 @@ const weft_transport_device_t weft__cuda_ipc_device = {
     .stream_write = cipc_stream_write,
     .stream_wait = cipc_stream_wait,
     .stream_sync = cipc_stream_sync,
+    .features = weft__cuda_ipc_share_features,
+    .ipc_export = weft__cuda_ipc_share_ipc_export,
+    .ipc_open = weft__cuda_ipc_share_ipc_open,
+    .ipc_close = weft__cuda_ipc_share_ipc_close,
+    .stream_create = weft__cuda_ipc_share_stream_create,
+    .stream_destroy = weft__cuda_ipc_share_stream_destroy,
+    .stream_reduce = weft__cuda_ipc_share_stream_reduce,
+    .stream_avg = weft__cuda_ipc_share_stream_avg,
 };

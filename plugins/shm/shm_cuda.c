@@ -12,14 +12,9 @@
  * attach. Memory that cannot be exported (VMM allocations, a device
  * without legacy IPC) goes through the ring.
  *
- * Handles are made for a whole allocation (the driver maps allocations,
- * not ranges), so both caches are keyed by the allocation's address and
- * checked against CUDA's buffer id, which the driver never reuses within
- * a process: memory freed and allocated again at the same address gets a
- * new handle here and a new mapping at the receiver, never the old one.
- * A mapping keeps the sender's memory allocated after the sender frees
- * it, so the receiver keeps at most SHM_IPC_KEEP of them and
- * SHM_IPC_KEEP_BYTES of mapped memory.
+ * Handles and mappings are cached as plugins/cuda-common/cudrv_ipc.h
+ * says: by allocation, checked against CUDA's buffer id, the mappings
+ * bounded by SHM_IPC_KEEP and SHM_IPC_KEEP_BYTES.
  *
  * A handle cannot be opened in the process that made it (the driver
  * refuses): there the address is used as it is.
@@ -36,10 +31,10 @@
 #include <unistd.h>
 
 #include "plugins/cuda-common/cudrv.h"
+#include "plugins/cuda-common/cudrv_ipc.h"
 #include "plugins/shm/shm.h"
 
-/* Export handles remembered, and mappings of peers' memory kept. */
-#define SHM_EXP_KEEP 64
+/* Mappings of peers' memory kept. */
 #define SHM_IPC_KEEP 64
 #define SHM_IPC_KEEP_BYTES (4ull << 30)
 
@@ -52,31 +47,15 @@ struct shm_cuda_mh {
     CUipcMemHandle handle;
 };
 
-struct shm_cuda_exp {
-    uintptr_t base;
-    unsigned long long buffer_id;       /* 0: unused slot */
-    CUipcMemHandle handle;
-};
-
-struct shm_cuda_imp {
-    struct shm_cuda_imp *prev, *next;   /* most recently used first */
-    int peer;
-    uint64_t base, size, buffer_id;
-    CUdeviceptr mapped;
-};
-
 struct shm_cuda {
     struct wcu_drv drv;
     int ndev;                           /* at most SHM_GPU_MAX */
     CUcontext primary[SHM_GPU_MAX];     /* retained when first needed */
     uint32_t ipc_devs;                  /* bit per ordinal whose memory exports */
     unsigned char uuid[SHM_GPU_MAX][16];
-    struct shm_cuda_exp exp[SHM_EXP_KEEP];
-    int next_exp;                       /* the slot a miss replaces */
-    struct shm_cuda_imp *head, *tail;
-    int nimp;
-    uint64_t imp_bytes;
-    unsigned long long ipc_bytes, drv_bytes, ipc_opens, ipc_hits;
+    struct wcu_ipc_exports exp;
+    struct wcu_ipc_imports imp;         /* owner: the peer's rank */
+    unsigned long long ipc_bytes, drv_bytes;
 };
 
 /* ------------------------------------------------------------ contexts */
@@ -168,6 +147,7 @@ void weft__shm_cuda_setup(struct shm_ctx *ctx, int on)
         free(cu);
         return;
     }
+    weft__cudrv_ipc_imports_init(&cu->imp, SHM_IPC_KEEP, SHM_IPC_KEEP_BYTES);
     cu->ndev = cu->drv.ndev < SHM_GPU_MAX ? cu->drv.ndev : SHM_GPU_MAX;
     for (int i = 0; i < cu->ndev; i++) {
         CUdevice dev;
@@ -200,29 +180,18 @@ int weft__shm_cuda_announce(const struct shm_ctx *ctx)
 
 /* ------------------------------------------------------------ registration */
 
-/* The export handle of allocation (base, id), from the cache or made
- * now: 0, or -1 when the driver will not export it. */
+/* The export handle of allocation (base, id): 0, or -1 when the driver
+ * will not export it. */
 static int export_handle(struct shm_ctx *ctx, struct shm_cuda_mh *m)
 {
     struct shm_cuda *cu = ctx->cuda;
-    struct shm_cuda_exp *e;
 
-    for (int i = 0; i < SHM_EXP_KEEP; i++) {
-        e = &cu->exp[i];
-        if (e->buffer_id == m->buffer_id && e->base == m->base) {
-            m->handle = e->handle;
-            return 0;
-        }
-    }
-    if (use_ctx(ctx, m->ordinal) != 0 ||
-        cu->drv.fn.cuIpcGetMemHandle(&m->handle, (CUdeviceptr)m->base) != CUDA_SUCCESS)
+    if (use_ctx(ctx, m->ordinal) != 0)
         return -1;
-    e = &cu->exp[cu->next_exp];
-    cu->next_exp = (cu->next_exp + 1) % SHM_EXP_KEEP;
-    e->base = m->base;
-    e->buffer_id = m->buffer_id;
-    e->handle = m->handle;
-    return 0;
+    return weft__cudrv_ipc_export(&cu->drv, &cu->exp, m->base, m->buffer_id, &m->handle) ==
+                   CUDA_SUCCESS
+               ? 0
+               : -1;
 }
 
 weft_result_t weft__shm_mem_register(void *vctx, void *buf, size_t len, int mem_type,
@@ -342,90 +311,29 @@ int weft__shm_cuda_ipc_rts(struct shm_ctx *ctx, int peer, const void *mh, const 
     return 1;
 }
 
-static void imp_unlink(struct shm_cuda *cu, struct shm_cuda_imp *e)
-{
-    if (e->prev)
-        e->prev->next = e->next;
-    else
-        cu->head = e->next;
-    if (e->next)
-        e->next->prev = e->prev;
-    else
-        cu->tail = e->prev;
-    e->prev = e->next = NULL;
-}
-
-static void imp_push(struct shm_cuda *cu, struct shm_cuda_imp *e)
-{
-    e->prev = NULL;
-    e->next = cu->head;
-    if (cu->head)
-        cu->head->prev = e;
-    else
-        cu->tail = e;
-    cu->head = e;
-}
-
-static void imp_close(struct shm_cuda *cu, struct shm_cuda_imp *e)
-{
-    imp_unlink(cu, e);
-    cu->drv.fn.cuIpcCloseMemHandle(e->mapped);
-    cu->nimp--;
-    cu->imp_bytes -= e->size;
-    free(e);
-}
-
-/* peer's allocation as rts names it, mapped here: from the cache when
- * the buffer id matches, else opened (a stale mapping at that address is
- * closed first). NULL with the error set. */
-static struct shm_cuda_imp *imp_get(struct shm_ctx *ctx, int peer,
-                                    const struct shm_ipc_rts *rts)
+/* peer's allocation as rts names it, mapped here, with a reference:
+ * NULL with the error set. */
+static struct wcu_ipc_map *imp_get(struct shm_ctx *ctx, int peer,
+                                   const struct shm_ipc_rts *rts)
 {
     struct shm_cuda *cu = ctx->cuda;
-    struct shm_cuda_imp *e;
+    struct wcu_ipc_map *e;
     CUipcMemHandle h;
     char err[160];
     CUresult rc;
 
-    for (e = cu->head; e; e = e->next)
-        if (e->peer == peer && e->base == rts->base)
-            break;
-    if (e && e->buffer_id == rts->buffer_id && e->size == rts->size) {
-        cu->ipc_hits++;
-        imp_unlink(cu, e);
-        imp_push(cu, e);
-        return e;
-    }
-    if (e)
-        imp_close(cu, e);
     if (use_ctx(ctx, dev_of_uuid(cu, rts->uuid)) != 0)
         return NULL;
-    e = calloc(1, sizeof(*e));
-    if (!e) {
-        weft__tp_error(&ctx->tp, "out of memory for a mapping of rank %d's GPU memory", peer);
-        return NULL;
-    }
     memcpy(&h, rts->handle, sizeof(h));
-    rc = cu->drv.fn.cuIpcOpenMemHandle(&e->mapped, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
-    if (rc != CUDA_SUCCESS) {
+    e = weft__cudrv_ipc_get(&cu->drv, &cu->imp, (uint64_t)peer, rts->base, rts->size,
+                            rts->buffer_id, &h, &rc);
+    if (!e) {
         weft__cudrv_err_text(&cu->drv, rc, err, sizeof(err));
         weft__tp_error(&ctx->tp, "cuIpcOpenMemHandle of rank %d's buffer %llu failed: %s",
                        peer, (unsigned long long)rts->buffer_id, err);
         TP_WARN(ctx, "cuda: cuIpcOpenMemHandle of rank %d's buffer %llu failed: %s", peer,
                 (unsigned long long)rts->buffer_id, err);
-        free(e);
-        return NULL;
     }
-    cu->ipc_opens++;
-    e->peer = peer;
-    e->base = rts->base;
-    e->size = rts->size;
-    e->buffer_id = rts->buffer_id;
-    imp_push(cu, e);
-    cu->nimp++;
-    cu->imp_bytes += e->size;
-    while (cu->tail != e && (cu->nimp > SHM_IPC_KEEP || cu->imp_bytes > SHM_IPC_KEEP_BYTES))
-        imp_close(cu, cu->tail);
     return e;
 }
 
@@ -433,7 +341,7 @@ int weft__shm_cuda_ipc_read(struct shm_ctx *ctx, int peer, const struct shm_ipc_
                             void *dst, size_t n)
 {
     struct shm_cuda *cu = ctx->cuda;
-    struct shm_cuda_imp *e;
+    struct wcu_ipc_map *e = NULL;
     CUdeviceptr src;
     char err[160];
     CUresult rc;
@@ -459,6 +367,8 @@ int weft__shm_cuda_ipc_read(struct shm_ctx *ctx, int peer, const struct shm_ipc_
         src = e->mapped + rts->offset;
     }
     rc = cu->drv.fn.cuMemcpy((CUdeviceptr)(uintptr_t)dst, src, n);
+    if (e)
+        weft__cudrv_ipc_put(&cu->drv, &cu->imp, e);
     if (rc != CUDA_SUCCESS) {
         weft__cudrv_err_text(&cu->drv, rc, err, sizeof(err));
         weft__tp_error(&ctx->tp, "cuMemcpy of %zu bytes of rank %d's GPU memory failed: %s",
@@ -477,11 +387,7 @@ void weft__shm_cuda_forget_peer(struct shm_ctx *ctx, int peer)
 
     if (!cu)
         return;
-    for (struct shm_cuda_imp *e = cu->head, *next; e; e = next) {
-        next = e->next;
-        if (e->peer == peer)
-            imp_close(cu, e);
-    }
+    weft__cudrv_ipc_forget(&cu->drv, &cu->imp, (uint64_t)peer);
 }
 
 void weft__shm_cuda_fini(struct shm_ctx *ctx)
@@ -491,9 +397,8 @@ void weft__shm_cuda_fini(struct shm_ctx *ctx)
     if (!cu)
         return;
     TP_INFO(ctx, "cuda: ipc_bytes=%llu copy_bytes=%llu ipc_opens=%llu ipc_hits=%llu",
-            cu->ipc_bytes, cu->drv_bytes, cu->ipc_opens, cu->ipc_hits);
-    while (cu->head)
-        imp_close(cu, cu->head);
+            cu->ipc_bytes, cu->drv_bytes, cu->imp.opens, cu->imp.hits);
+    weft__cudrv_ipc_close_all(&cu->drv, &cu->imp);
     /* A thread it was made current on keeps it: the program, whose
      * memory is on that device, may use it there too. */
     for (int i = 0; i < cu->ndev; i++) {

@@ -19,6 +19,12 @@
  *   mp_gpu faults   (one rank, WEFT_FAKECUDA_FAULTS=fail=cuMemcpy@N) a copy
  *                   of the staging fails: the call returns the error, naming
  *                   the driver call, and the next one works
+ *   mp_gpu enginefault  (WEFT_CUDA_COLL_MIN=0) rank 0's second kernel
+ *                   launch fails (the double's fail=cuLaunchKernel@2, set
+ *                   for rank 0 alone) amid allreduces that run GPU to GPU:
+ *                   that call fails on every rank, rank 0's error naming the
+ *                   launch and the others' naming rank 0, and the next
+ *                   calls work
  *   mp_gpu peerlost [stream]  the last rank dies (SIGKILL) amid allreduces
  *                   on device buffers (on a stream): the others get an error
  *                   naming it within WEFT_TIMEOUT, their stream is let
@@ -776,13 +782,49 @@ static void run_peerlost(weft_comm_t w, int me, int n, int on_stream)
     write_marker(me, weft_last_error());
 }
 
+static void run_enginefault(weft_comm_t w, int me, int n)
+{
+    enum { COUNT = 300 };
+    int32_t in[COUNT], out[COUNT];
+    void *din, *dout;
+    int failed = 0;
+
+    fill(in, COUNT, me);
+    din = dev_from(in, sizeof(in));
+    dout = dev_from(NULL, sizeof(out));
+    for (int k = 0; k < 4; k++) {
+        weft_result_t rc = weft_allreduce(din, dout, COUNT, WEFT_INT32, WEFT_MAX, w);
+
+        if (rc != WEFT_SUCCESS) {
+            const char *want = me == 0 ? "cuLaunchKernel" : "rank 0's device step failed";
+
+            MP_ASSERT(strstr(weft_last_error(), want), "the error names %s: %s", want,
+                      weft_last_error());
+            mp_log("call %d failed as injected: %s", k, weft_last_error());
+            failed++;
+            continue;
+        }
+        dev_to(out, dout, sizeof(out));
+        for (int i = 0; i < COUNT; i++)
+            MP_ASSERT(out[i] == val(n - 1, (size_t)i), "allreduce %d: element %d is %d", k, i,
+                      out[i]);
+    }
+    MP_ASSERT(failed == 1, "%d calls failed; one launch failed on rank 0", failed);
+    dev_free(din);
+    dev_free(dout);
+}
+
 int main(int argc, char **argv)
 {
     weft_comm_t world;
     int me, n;
 
     if (argc < 2 || argc > 3)
-        MP_FAIL("usage: mp_gpu coll|p2p|stream|streamfail|ipcstale|faults|peerlost [stream]");
+        MP_FAIL("usage: mp_gpu coll|p2p|stream|streamfail|ipcstale|faults|enginefault|"
+                "peerlost [stream]");
+    /* Before the driver loads: the double reads its faults then. */
+    if (!strcmp(argv[1], "enginefault") && getenv("RANK") && !strcmp(getenv("RANK"), "0"))
+        setenv("WEFT_FAKECUDA_FAULTS", "fail=cuLaunchKernel@2", 1);
     cuda_open();
     mp_init_world(&world, &me, &n);
     if (!strcmp(argv[1], "coll"))
@@ -797,6 +839,8 @@ int main(int argc, char **argv)
         run_ipcstale(world, me, n);
     else if (!strcmp(argv[1], "faults"))
         run_faults(world, me, n);
+    else if (!strcmp(argv[1], "enginefault"))
+        run_enginefault(world, me, n);
     else if (!strcmp(argv[1], "peerlost"))
         run_peerlost(world, me, n, argc == 3 && !strcmp(argv[2], "stream"));
     else

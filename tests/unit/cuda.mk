@@ -3,11 +3,13 @@
 # against its convenience library: loading (against a small fake libcuda,
 # cudrv_fake.c, built in one variant per kind of library the loader must
 # take or refuse, and against the toolkit's real stub library), opening
-# with its refusals, the device inventory and buffer classification.
+# with its refusals, the device inventory, buffer classification and the
+# IPC caches.
 # The fake is for the loader only; the CUDA test double lives elsewhere.
 if WEFT_HAVE_CUDA
 WEFT_CUDRV_UNIT_TESTS = tests/unit/test_cudrv_sym tests/unit/test_cudrv_open \
-	tests/unit/test_cudrv_dev tests/unit/test_cudrv_ptr tests/unit/test_cudrv_fakecuda
+	tests/unit/test_cudrv_dev tests/unit/test_cudrv_ptr tests/unit/test_cudrv_fakecuda \
+	tests/unit/test_cudrv_ipc
 WEFT_UNIT_TESTS += $(WEFT_CUDRV_UNIT_TESTS)
 WEFT_CUDRV_UNIT_CPPFLAGS = $(WEFT_UNIT_CPPFLAGS) $(CUDA_CFLAGS) \
 	-DWEFT_TEST_CUDA_STUB='"$(WEFT_CUDA_DIR)/lib64/stubs/libcuda.so"'
@@ -32,6 +34,11 @@ tests_unit_test_cudrv_ptr_CPPFLAGS = $(WEFT_CUDRV_UNIT_CPPFLAGS)
 tests_unit_test_cudrv_ptr_CFLAGS = $(WEFT_UNIT_CFLAGS)
 tests_unit_test_cudrv_ptr_LDADD = $(WEFT_CUDRV_UNIT_LDADD)
 EXTRA_tests_unit_test_cudrv_ptr_DEPENDENCIES = $(WEFT_CUDRV_FAKES)
+# The IPC caches, with the driver's three IPC calls stood in for.
+tests_unit_test_cudrv_ipc_SOURCES = tests/unit/test_cudrv_ipc.c
+tests_unit_test_cudrv_ipc_CPPFLAGS = $(WEFT_CUDRV_UNIT_CPPFLAGS)
+tests_unit_test_cudrv_ipc_CFLAGS = $(WEFT_UNIT_CFLAGS)
+tests_unit_test_cudrv_ipc_LDADD = $(WEFT_CUDRV_UNIT_LDADD)
 # The access helper against weft's CUDA test double (tests/fakecuda).
 tests_unit_test_cudrv_fakecuda_SOURCES = tests/unit/test_cudrv_fakecuda.c
 tests_unit_test_cudrv_fakecuda_CPPFLAGS = $(WEFT_CUDRV_UNIT_CPPFLAGS)
