@@ -123,6 +123,10 @@ enum wcu_feature {
     X(cuMemMap, 10020, WCU_FEAT_VMM)                                                 \
     X(cuMemSetAccess, 10020, WCU_FEAT_VMM)                                           \
     X(cuMemAddressReserve, 10020, WCU_FEAT_VMM)                                      \
+    X(cuMemAddressFree, 10020, WCU_FEAT_VMM)                                         \
+    X(cuMemUnmap, 10020, WCU_FEAT_VMM)                                               \
+    X(cuMemRelease, 10020, WCU_FEAT_VMM)                                             \
+    X(cuMemRetainAllocationHandle, 11000, WCU_FEAT_VMM)                              \
     X(cuModuleLoadData, 2000, WCU_FEAT_LAUNCH)                                       \
     X(cuModuleUnload, 2000, WCU_FEAT_LAUNCH)                                         \
     X(cuModuleGetFunction, 2000, WCU_FEAT_LAUNCH)                                    \

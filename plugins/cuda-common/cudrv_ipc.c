@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plugins/cuda-common/cudrv_ipc.h"
 
@@ -77,8 +78,55 @@ static void close_map(const struct wcu_drv *d, struct wcu_ipc_imports *m,
 {
     if (e->listed)
         unlink_map(m, e);
-    d->fn.cuIpcCloseMemHandle(e->mapped);
+    if (e->vmm) {
+        d->fn.cuMemUnmap(e->mapped, e->size);
+        d->fn.cuMemAddressFree(e->mapped, e->size);
+    } else {
+        d->fn.cuIpcCloseMemHandle(e->mapped);
+    }
     free(e);
+}
+
+/* Maps a VMM allocation of size bytes from its exporter's descriptor:
+ * imported, mapped at a range reserved here, read-write for device. The
+ * allocation handle goes once mapped (the mapping keeps the memory). */
+static CUresult map_vmm(const struct wcu_drv *d, const struct wcu_ipc_source *src,
+                        uint64_t size, CUdeviceptr *mapped)
+{
+    CUmemGenericAllocationHandle h;
+    CUmemAccessDesc access;
+    CUdeviceptr va = 0;
+    CUresult rc;
+    int fd;
+
+    if (!(d->features & (1u << WCU_FEAT_VMM)))
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if ((fd = src->fetch_fd(src->arg, &rc)) < 0)
+        return rc;
+    rc = d->fn.cuMemImportFromShareableHandle(&h, (void *)(intptr_t)fd,
+                                              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    close(fd);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    rc = d->fn.cuMemAddressReserve(&va, size, 0, 0, 0);
+    if (rc == CUDA_SUCCESS && (rc = d->fn.cuMemMap(va, size, 0, h, 0)) != CUDA_SUCCESS) {
+        d->fn.cuMemAddressFree(va, size);
+        va = 0;
+    }
+    d->fn.cuMemRelease(h);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    memset(&access, 0, sizeof(access));
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access.location.id = src->device;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if ((rc = d->fn.cuMemSetAccess(va, size, &access, 1)) != CUDA_SUCCESS) {
+        d->fn.cuMemUnmap(va, size);
+        d->fn.cuMemAddressFree(va, size);
+        return rc;
+    }
+    *mapped = va;
+    return CUDA_SUCCESS;
 }
 
 /* Takes e out of the cache: closed now if unused, else at its last put. */
@@ -107,7 +155,7 @@ static void trim(const struct wcu_drv *d, struct wcu_ipc_imports *m)
 struct wcu_ipc_map *weft__cudrv_ipc_get(const struct wcu_drv *d, struct wcu_ipc_imports *m,
                                         uint64_t owner, uint64_t base, uint64_t size,
                                         unsigned long long buffer_id,
-                                        const CUipcMemHandle *handle, CUresult *rc)
+                                        const struct wcu_ipc_source *src, CUresult *rc)
 {
     struct wcu_ipc_map *e;
 
@@ -128,12 +176,18 @@ struct wcu_ipc_map *weft__cudrv_ipc_get(const struct wcu_drv *d, struct wcu_ipc_
         *rc = CUDA_ERROR_OUT_OF_MEMORY;
         return NULL;
     }
-    *rc = d->fn.cuIpcOpenMemHandle(&e->mapped, *handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+    if (src->handle)
+        *rc = d->fn.cuIpcOpenMemHandle(&e->mapped, *src->handle,
+                                       CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+    else
+        *rc = map_vmm(d, src, size, &e->mapped);
     if (*rc != CUDA_SUCCESS) {
         free(e);
         return NULL;
     }
+    e->vmm = !src->handle;
     m->opens++;
+    m->vmm_opens += (unsigned long long)e->vmm;
     e->owner = owner;
     e->base = base;
     e->size = size;

@@ -17,6 +17,12 @@
  * in flight holds a reference and is never closed under it; the bounds
  * may be passed while every mapping is in use.
  *
+ * A VMM allocation (cuMemCreate) has no legacy handle: its exporter
+ * hands over a POSIX file descriptor of it (over a Unix socket, with
+ * SCM_RIGHTS), which the importer imports, maps at an address range of
+ * its own and makes accessible to its device; closing unmaps it and
+ * frees the range.
+ *
  * Not thread-safe: each cache belongs to one transport, which calls it
  * under its own lock. Every call that reaches the driver needs a current
  * context on the calling thread (the exporter's device for export, the
@@ -48,6 +54,7 @@ struct wcu_ipc_map {
     uint64_t owner;                     /* whose: the transport's key (a rank, a pid) */
     uint64_t base, size, buffer_id;     /* the allocation, in the exporter */
     CUdeviceptr mapped;                 /* where it is mapped here */
+    int vmm;                            /* a VMM allocation imported, not a legacy handle */
     int refs;                           /* operations in flight using it */
     int listed;                         /* in the cache (0: stale, closes at the last put) */
 };
@@ -56,7 +63,19 @@ struct wcu_ipc_imports {
     struct wcu_ipc_map *head, *tail;
     int n, keep;                        /* mappings, and the most kept unused */
     uint64_t bytes, keep_bytes;         /* mapped bytes, and the most kept */
-    unsigned long long opens, hits;     /* cuIpcOpenMemHandle calls, cache hits */
+    unsigned long long opens, hits;     /* mappings made, cache hits */
+    unsigned long long vmm_opens;       /* of the mappings made, VMM imports */
+};
+
+/* What a miss maps: a legacy handle, or a VMM allocation whose POSIX file
+ * descriptor fetch_fd gets from the exporter (only on a miss: it costs a
+ * round trip), mapped read-write for device ordinal device. fetch_fd
+ * returns the descriptor, which the cache closes, or -1 with *rc. */
+struct wcu_ipc_source {
+    const CUipcMemHandle *handle;       /* legacy IPC; NULL for VMM */
+    int (*fetch_fd)(void *arg, CUresult *rc);
+    void *arg;
+    int device;
 };
 
 /* The handle of allocation (base, buffer_id): from x, or made now with
@@ -69,13 +88,13 @@ CUresult weft__cudrv_ipc_export(const struct wcu_drv *d, struct wcu_ipc_exports 
 void weft__cudrv_ipc_imports_init(struct wcu_ipc_imports *m, int keep, uint64_t keep_bytes);
 
 /* owner's allocation (base, size, buffer_id), mapped here with one
- * reference taken: from m when the buffer id matches, else opened from
- * handle (a stale mapping of that address is closed first, or, in use,
- * left to its users and forgotten). NULL with *rc on failure. */
+ * reference taken: from m when the buffer id matches, else mapped from
+ * src (a stale mapping of that address is closed first, or, in use, left
+ * to its users and forgotten). NULL with *rc on failure. */
 struct wcu_ipc_map *weft__cudrv_ipc_get(const struct wcu_drv *d, struct wcu_ipc_imports *m,
                                         uint64_t owner, uint64_t base, uint64_t size,
                                         unsigned long long buffer_id,
-                                        const CUipcMemHandle *handle, CUresult *rc);
+                                        const struct wcu_ipc_source *src, CUresult *rc);
 /* Gives back get's reference; the bounds apply again. */
 void weft__cudrv_ipc_put(const struct wcu_drv *d, struct wcu_ipc_imports *m,
                          struct wcu_ipc_map *e);

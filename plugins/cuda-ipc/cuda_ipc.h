@@ -3,17 +3,20 @@
  * cuda_ipc.h: internals of the cuda-ipc transport, shared by its files.
  *
  * What it is today
- *   The transport for NVIDIA GPUs of one node. This first part offers the
- *   core the device memory services of weft/transport.h
- *   (weft_transport_device_t): telling device buffers from host ones,
- *   copies either way, page-locked staging memory, and ordering on the
- *   user's stream (copies, flag writes and waits enqueued on it). It
- *   moves no messages: reach() declines every peer, so the core routes
- *   all ranks through its other transports. Each pair has one transport,
- *   so the GPU-to-GPU path between ranks of a node is a protocol of the
- *   node-local transport (plugins/shm/shm_cuda.c, CUDA IPC), as
- *   GPUDirect RDMA is of ib-verbs; the core stages through host memory,
- *   with these services, what no transport moves itself.
+ *   The transport for NVIDIA GPUs of one node. It offers the core the
+ *   device memory services of weft/transport.h (weft_transport_device_t):
+ *   telling device buffers from host ones, copies either way, page-locked
+ *   staging memory, ordering on the user's stream (copies, flag writes
+ *   and waits enqueued on it), and the sharing group the core's
+ *   GPU-to-GPU collectives inside a node stand on (cuda_ipc_share.c:
+ *   buffers exported to and mapped from the node's other processes, a
+ *   stream of the core's own, the reduction kernels). It moves no
+ *   messages: reach() declines every peer, so the core routes all ranks
+ *   through its other transports. Each pair has one transport, so the
+ *   GPU-to-GPU path of point-to-point messages between ranks of a node is
+ *   a protocol of the node-local transport (plugins/shm/shm_cuda.c, CUDA
+ *   IPC), as GPUDirect RDMA is of ib-verbs; the core stages through host
+ *   memory, with these services, what no transport moves itself.
  *
  * Loading (plugins/cuda-common)
  *   Nothing links libcuda: init opens libcuda.so.1, or the file
@@ -34,10 +37,9 @@
  *   init; one INFO line says how many, for which architecture, or why
  *   none (no nvcc at build time, a driver without modules, no code for
  *   this GPU), and then device reductions stage through host memory. A
- *   failure to load is never an error. The core does not call them yet:
- *   weft__cuda_ipc_reduce and its kin are internal, outside the
- *   transport ABI, and reached by the plugin's unit tests and
- *   tests/gpu/kernels_check.
+ *   failure to load is never an error. The core reaches them through
+ *   the device services' stream_reduce and stream_avg; the unit tests and
+ *   tests/gpu/kernels_check call weft__cuda_ipc_reduce and its kin.
  *
  * Stream memory operations
  *   stream_write and stream_wait are cuStreamWriteValue32 and
@@ -58,7 +60,9 @@
  *   per-transport lock. The device services run on any thread,
  *   concurrently and without that lock (the ABI allows it): they read
  *   the context, call the driver, whose calls are thread-safe, and make
- *   the primary context current on a thread that has none.
+ *   the primary context current on a thread that has none. The sharing
+ *   state's caches (c->share) change under its own lock, and its
+ *   descriptor server is a thread of its own (cuda_ipc_share.c).
  */
 #ifndef WEFT_CUDA_IPC_H
 #define WEFT_CUDA_IPC_H

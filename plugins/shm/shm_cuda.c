@@ -317,6 +317,7 @@ static struct wcu_ipc_map *imp_get(struct shm_ctx *ctx, int peer,
                                    const struct shm_ipc_rts *rts)
 {
     struct shm_cuda *cu = ctx->cuda;
+    struct wcu_ipc_source src = { 0 };
     struct wcu_ipc_map *e;
     CUipcMemHandle h;
     char err[160];
@@ -325,8 +326,9 @@ static struct wcu_ipc_map *imp_get(struct shm_ctx *ctx, int peer,
     if (use_ctx(ctx, dev_of_uuid(cu, rts->uuid)) != 0)
         return NULL;
     memcpy(&h, rts->handle, sizeof(h));
+    src.handle = &h;
     e = weft__cudrv_ipc_get(&cu->drv, &cu->imp, (uint64_t)peer, rts->base, rts->size,
-                            rts->buffer_id, &h, &rc);
+                            rts->buffer_id, &src, &rc);
     if (!e) {
         weft__cudrv_err_text(&cu->drv, rc, err, sizeof(err));
         weft__tp_error(&ctx->tp, "cuIpcOpenMemHandle of rank %d's buffer %llu failed: %s",

@@ -6,7 +6,8 @@
 # PREMUL_SUM and mixed host/device calls staged (M > 0); cuda-ipc's
 # finalize line shows peers' buffers mapped (opens > 0). With
 # WEFT_CUDA_COLL=stage none runs GPU to GPU, and the results are checked
-# all the same.
+# all the same. mp_gpu vmm (ipc-vmm.mp) must import its peers' VMM
+# allocations from descriptors they served (vmm_opens, vmm_fds_served).
 : "${abs_top_builddir:?}"
 : "${abs_top_srcdir:=$abs_top_builddir}"
 run=$abs_top_builddir/tests/mp/run.sh
@@ -33,4 +34,12 @@ if grep -q 'device collectives:' "$out"; then
     echo "engine-counters.sh: WEFT_CUDA_COLL=stage: the engine still ran"
     exit 1
 fi
-echo "engine-counters.sh: every rank ran collectives GPU to GPU and staged the rest; with WEFT_CUDA_COLL=stage none ran GPU to GPU"
+
+WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=TRANSPORT "$run" "$abs_top_srcdir/tests/gpu/ipc-vmm.mp" >"$out" 2>&1 ||
+    { cat "$out"; echo "engine-counters.sh: vmm failed"; exit 1; }
+grep 'cuda-ipc: ipc: ' "$out"
+vopens=$(grep 'cuda-ipc: ipc: ' "$out" | grep -c ' vmm_opens=[1-9]')
+served=$(grep 'cuda-ipc: ipc: ' "$out" | grep -c ' vmm_fds_served=[1-9]')
+[ "$vopens" -eq 5 ] && [ "$served" -eq 5 ] ||
+    { echo "engine-counters.sh: vmm: $vopens ranks imported VMM memory, $served served descriptors; 5 each expected"; exit 1; }
+echo "engine-counters.sh: every rank ran collectives GPU to GPU and staged the rest; with WEFT_CUDA_COLL=stage none ran GPU to GPU; VMM descriptors crossed on every rank"

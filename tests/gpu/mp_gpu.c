@@ -25,6 +25,12 @@
  *                   that call fails on every rank, rank 0's error naming the
  *                   launch and the others' naming rank 0, and the next
  *                   calls work
+ *   mp_gpu vmm      (WEFT_CUDA_COLL_MIN=0) allreduce, in place and not,
+ *                   allgather, broadcast, reduce_scatter and reduce on VMM
+ *                   allocations (cuMemCreate) that export as POSIX
+ *                   descriptors, which the ranks pass each other to run
+ *                   GPU to GPU; and on one that exports as nothing, which
+ *                   is staged. Skipped where the driver has no VMM.
  *   mp_gpu peerlost [stream]  the last rank dies (SIGKILL) amid allreduces
  *                   on device buffers (on a stream): the others get an error
  *                   naming it within WEFT_TIMEOUT, their stream is let
@@ -66,6 +72,17 @@ static struct {
     CUresult (*StreamCreate)(CUstream *, unsigned int);
     CUresult (*StreamSynchronize)(CUstream);
     CUresult (*StreamDestroy)(CUstream);
+    /* VMM, for mp_gpu vmm (NULL where the driver lacks them) */
+    CUresult (*MemCreate)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+                          unsigned long long);
+    CUresult (*MemRelease)(CUmemGenericAllocationHandle);
+    CUresult (*MemAddressReserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr,
+                                  unsigned long long);
+    CUresult (*MemAddressFree)(CUdeviceptr, size_t);
+    CUresult (*MemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+                       unsigned long long);
+    CUresult (*MemUnmap)(CUdeviceptr, size_t);
+    CUresult (*MemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
 } cu;
 
 #define CU(call)                                                                   \
@@ -106,6 +123,13 @@ static void cuda_open(void)
     *(void **)&cu.StreamCreate = sym(dl, "cuStreamCreate");
     *(void **)&cu.StreamSynchronize = sym(dl, "cuStreamSynchronize");
     *(void **)&cu.StreamDestroy = sym(dl, "cuStreamDestroy_v2");
+    *(void **)&cu.MemCreate = dlsym(dl, "cuMemCreate");
+    *(void **)&cu.MemRelease = dlsym(dl, "cuMemRelease");
+    *(void **)&cu.MemAddressReserve = dlsym(dl, "cuMemAddressReserve");
+    *(void **)&cu.MemAddressFree = dlsym(dl, "cuMemAddressFree");
+    *(void **)&cu.MemMap = dlsym(dl, "cuMemMap");
+    *(void **)&cu.MemUnmap = dlsym(dl, "cuMemUnmap");
+    *(void **)&cu.MemSetAccess = dlsym(dl, "cuMemSetAccess");
     CU(cu.Init(0));
     CU(cu.DeviceGet(&dev, 0));
     CU(cu.PrimaryCtxRetain(&ctx, dev));
@@ -193,7 +217,6 @@ static void test_allreduce(weft_comm_t w, int me, int n, size_t count, int nonbl
     dev_free(dout);
     free(in);
     free(out);
-    free(want);
 }
 
 /* PREMUL_SUM scales the input, which must be staged first; and a host
@@ -782,6 +805,132 @@ static void run_peerlost(weft_comm_t w, int me, int n, int on_stream)
     write_marker(me, weft_last_error());
 }
 
+/* A VMM allocation of at least bytes (2 MiB granularity, as the double
+ * and current GPUs report), mapped read-write for device 0, exportable
+ * as a POSIX descriptor where fd_export; its size in *size. */
+#define VMM_GRAIN (2u << 20)
+static void *vmm_alloc(size_t bytes, int fd_export, size_t *size)
+{
+    CUmemGenericAllocationHandle h;
+    CUmemAllocationProp prop;
+    CUmemAccessDesc acc;
+    CUdeviceptr va;
+
+    *size = (bytes + VMM_GRAIN - 1) / VMM_GRAIN * VMM_GRAIN;
+    memset(&prop, 0, sizeof(prop));
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    prop.requestedHandleTypes = fd_export ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+                                          : CU_MEM_HANDLE_TYPE_NONE;
+    CU(cu.MemCreate(&h, *size, &prop, 0));
+    CU(cu.MemAddressReserve(&va, *size, 0, 0, 0));
+    CU(cu.MemMap(va, *size, 0, h, 0));
+    CU(cu.MemRelease(h));
+    memset(&acc, 0, sizeof(acc));
+    acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    acc.location.id = 0;
+    acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CU(cu.MemSetAccess(va, *size, &acc, 1));
+    return (void *)(uintptr_t)va;
+}
+
+static void vmm_free(void *p, size_t size)
+{
+    CU(cu.MemUnmap((CUdeviceptr)(uintptr_t)p, size));
+    CU(cu.MemAddressFree((CUdeviceptr)(uintptr_t)p, size));
+}
+
+static void put(void *dev, const void *host, size_t bytes)
+{
+    CU(cu.MemcpyHtoD((CUdeviceptr)(uintptr_t)dev, host, bytes));
+}
+
+static void run_vmm(weft_comm_t w, int me, int n)
+{
+    enum { COUNT = 5000 };
+    size_t bytes = (size_t)n * COUNT * sizeof(int32_t), sin, sout, sx;
+    int32_t *in = malloc(bytes), *out = malloc(bytes);
+    void *din, *dout, *dx;
+
+    MP_ASSERT(in && out, "out of memory");
+    if (!cu.MemCreate || !cu.MemAddressReserve || !cu.MemMap || !cu.MemSetAccess ||
+        !cu.MemUnmap || !cu.MemAddressFree || !cu.MemRelease)
+        mp_skip("the CUDA driver has no VMM functions");
+    din = vmm_alloc(bytes, 1, &sin);
+    dout = vmm_alloc(bytes, 1, &sout);
+    dx = vmm_alloc(bytes, 0, &sx);
+
+    /* allreduce SUM, then MAX in place */
+    fill(in, COUNT, me);
+    put(din, in, COUNT * sizeof(int32_t));
+    MP_CHECK(weft_allreduce(din, dout, COUNT, WEFT_INT32, WEFT_SUM, w));
+    dev_to(out, dout, COUNT * sizeof(int32_t));
+    for (size_t i = 0; i < COUNT; i++) {
+        int64_t sum = 0;
+
+        for (int r = 0; r < n; r++)
+            sum += val(r, i);
+        MP_ASSERT(out[i] == (int32_t)sum, "vmm allreduce: element %zu is %d, not %lld", i,
+                  out[i], (long long)sum);
+    }
+    MP_CHECK(weft_allreduce(WEFT_IN_PLACE, din, COUNT, WEFT_INT32, WEFT_MAX, w));
+    dev_to(out, din, COUNT * sizeof(int32_t));
+    for (size_t i = 0; i < COUNT; i++)
+        MP_ASSERT(out[i] == val(n - 1, i), "vmm allreduce in place: element %zu is %d", i,
+                  out[i]);
+
+    /* allgather: block r from rank r */
+    fill(in, COUNT, me);
+    put(din, in, COUNT * sizeof(int32_t));
+    MP_CHECK(weft_allgather(din, dout, COUNT, WEFT_INT32, w));
+    dev_to(out, dout, bytes);
+    for (int r = 0; r < n; r++)
+        for (size_t i = 0; i < COUNT; i++)
+            MP_ASSERT(out[(size_t)r * COUNT + i] == val(r, i),
+                      "vmm allgather: block %d element %zu is %d", r, i,
+                      out[(size_t)r * COUNT + i]);
+
+    /* broadcast from the last rank */
+    fill(in, COUNT, me);
+    put(dout, in, COUNT * sizeof(int32_t));
+    MP_CHECK(weft_broadcast(dout, COUNT, WEFT_INT32, n - 1, w));
+    dev_to(out, dout, COUNT * sizeof(int32_t));
+    for (size_t i = 0; i < COUNT; i++)
+        MP_ASSERT(out[i] == val(n - 1, i), "vmm broadcast: element %zu is %d", i, out[i]);
+
+    /* reduce_scatter MIN: block r of every rank's n blocks */
+    for (int r = 0; r < n; r++)
+        fill(in + (size_t)r * COUNT, COUNT, me + r);
+    put(din, in, bytes);
+    MP_CHECK(weft_reduce_scatter(din, dout, COUNT, WEFT_INT32, WEFT_MIN, w));
+    dev_to(out, dout, COUNT * sizeof(int32_t));
+    for (size_t i = 0; i < COUNT; i++)
+        MP_ASSERT(out[i] == val(me, i), "vmm reduce_scatter: element %zu is %d", i, out[i]);
+
+    /* reduce SUM to rank 0, and an allocation that exports as nothing:
+     * staged on every rank, the same answer */
+    fill(in, COUNT, me);
+    put(dx, in, COUNT * sizeof(int32_t));
+    MP_CHECK(weft_reduce(dx, dout, COUNT, WEFT_INT32, WEFT_SUM, 0, w));
+    if (me == 0) {
+        dev_to(out, dout, COUNT * sizeof(int32_t));
+        for (size_t i = 0; i < COUNT; i++) {
+            int64_t sum = 0;
+
+            for (int r = 0; r < n; r++)
+                sum += val(r, i);
+            MP_ASSERT(out[i] == (int32_t)sum, "vmm reduce (staged): element %zu is %d", i,
+                      out[i]);
+        }
+    }
+    vmm_free(din, sin);
+    vmm_free(dout, sout);
+    vmm_free(dx, sx);
+    free(in);
+    free(out);
+}
+
 static void run_enginefault(weft_comm_t w, int me, int n)
 {
     enum { COUNT = 300 };
@@ -820,7 +969,7 @@ int main(int argc, char **argv)
     int me, n;
 
     if (argc < 2 || argc > 3)
-        MP_FAIL("usage: mp_gpu coll|p2p|stream|streamfail|ipcstale|faults|enginefault|"
+        MP_FAIL("usage: mp_gpu coll|p2p|stream|streamfail|ipcstale|faults|enginefault|vmm|"
                 "peerlost [stream]");
     /* Before the driver loads: the double reads its faults then. */
     if (!strcmp(argv[1], "enginefault") && getenv("RANK") && !strcmp(getenv("RANK"), "0"))
@@ -841,6 +990,8 @@ int main(int argc, char **argv)
         run_faults(world, me, n);
     else if (!strcmp(argv[1], "enginefault"))
         run_enginefault(world, me, n);
+    else if (!strcmp(argv[1], "vmm"))
+        run_vmm(world, me, n);
     else if (!strcmp(argv[1], "peerlost"))
         run_peerlost(world, me, n, argc == 3 && !strcmp(argv[2], "stream"));
     else

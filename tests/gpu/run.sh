@@ -29,6 +29,11 @@
 #                 copied to OUTDIR/gpu-specs/
 #   6 weft-info   what weft-info says of the cuda-ipc plugin on the real
 #                 driver (OUTDIR/weft-info.txt), where the plugin is built
+#   7 bench       weft-bench -m cuda, 2 ranks sharing device 0 over shm:
+#                 allreduce, allgather and broadcast from 64 KiB to 64 MiB,
+#                 GPU to GPU (WEFT_CUDA_COLL=ipc) and staged through host
+#                 memory (=stage), in one run each (OUTDIR/bench-ipc.txt,
+#                 bench-stage.txt); PASS where no result was wrong
 #
 # Everything goes to OUTDIR; OUTDIR/summary.txt has a PASS, FAIL or SKIP
 # line per step (and per GPU spec), with the reason, and the GPU's name.
@@ -357,6 +362,36 @@ info_step() {
     fi
 }
 info_step
+
+# -------------------------------------------------------------- 7 bench
+bench_step() {
+    if [ "$built" -ne 0 ]; then
+        result SKIP bench "weft is not built"
+        return
+    elif [ -n "$no_real" ]; then
+        result SKIP bench "$no_real"
+        return
+    fi
+    for mode in ipc stage; do
+        note "weft-bench -m cuda, WEFT_CUDA_COLL=$mode"
+        run_for 60 "$out/bench-$mode.txt" env WEFT_CUDA_COLL=$mode \
+            WEFT_PLUGIN_PATH="$build/plugins/shm/.libs:$build/plugins/cuda-ipc/.libs:$build/plugins/sockets/.libs" \
+            WEFT_TRANSPORTS=shm,cuda-ipc "$build/tools/weftrun" -n 2 "$build/tools/weft-bench" \
+            -m cuda -o allreduce,allgather,broadcast -b 64K -e 64M -f 4 -n 10 -w 3
+        rc=$?
+        # a measurement row ends with its in-place #wrong; column 9 is the other's
+        wrong=$(awk '/^ +[0-9]/ { w += $9 + $NF } END { print w + 0 }' "$out/bench-$mode.txt")
+        rows=$(grep -c '^ *[0-9]' "$out/bench-$mode.txt")
+        if [ "$rc" -ne 0 ] || [ "$rows" -eq 0 ]; then
+            result FAIL "bench $mode" "$(why_status "$rc" "$out/bench-$mode.txt")"
+        elif [ "$wrong" -ne 0 ]; then
+            result FAIL "bench $mode" "$wrong wrong elements (bench-$mode.txt)"
+        else
+            result PASS "bench $mode" "$rows sizes, none wrong (bench-$mode.txt)"
+        fi
+    done
+}
+bench_step
 
 # -------------------------------------------------------------- the end
 echo "elapsed: $(($(date +%s) - start)) s" >>"$summary"

@@ -291,6 +291,10 @@ static const struct entry {
     { "cuMemMap", 10020, U },
     { "cuMemSetAccess", 10020, U },
     { "cuMemAddressReserve", 10020, U },
+    { "cuMemAddressFree", 10020, U },
+    { "cuMemUnmap", 10020, U },
+    { "cuMemRelease", 10020, U },
+    { "cuMemRetainAllocationHandle", 11000, U },
 #endif
     { "cuModuleLoadData", 2000, U },
     { "cuModuleUnload", 2000, U },

@@ -8,8 +8,11 @@
  * The cases: a hit, a stale buffer id (closed and opened again, or left
  * to its user while in use), the bounds by count and by bytes with the
  * least recently used going first and mappings in use never closed under
- * their users, forgetting an owner, closing everything, and the export
- * cache asking the driver once per allocation.
+ * their users, forgetting an owner, closing everything, the export
+ * cache asking the driver once per allocation, and a VMM allocation
+ * mapped from a descriptor (fetched on a miss only, closed once
+ * imported; the range reserved, mapped and made accessible, and unmapped
+ * and freed at the close).
  */
 #include "config.h"
 
@@ -17,7 +20,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -126,8 +131,9 @@ static struct wcu_ipc_map *get(struct wcu_ipc_imports *m, uint64_t owner, uint64
                                uint64_t size, unsigned long long id)
 {
     CUipcMemHandle h = handle_for(base ^ (id << 40) ^ (owner << 56));
+    struct wcu_ipc_source src = { .handle = &h };
     CUresult rc;
-    struct wcu_ipc_map *e = weft__cudrv_ipc_get(&drv, m, owner, base, size, id, &h, &rc);
+    struct wcu_ipc_map *e = weft__cudrv_ipc_get(&drv, m, owner, base, size, id, &src, &rc);
 
     assert_non_null(e);
     return e;
@@ -294,12 +300,13 @@ static void test_open_fails(void **state)
 {
     struct wcu_ipc_imports m;
     CUipcMemHandle h = handle_for(1);
+    struct wcu_ipc_source src = { .handle = &h };
     CUresult rc = CUDA_SUCCESS;
 
     (void)state;
     weft__cudrv_ipc_imports_init(&m, 8, 1ull << 30);
     drv_state.open_rc = CUDA_ERROR_INVALID_HANDLE;
-    assert_null(weft__cudrv_ipc_get(&drv, &m, 1, 0x1000, 4096, 1, &h, &rc));
+    assert_null(weft__cudrv_ipc_get(&drv, &m, 1, 0x1000, 4096, 1, &src, &rc));
     assert_int_equal(rc, CUDA_ERROR_INVALID_HANDLE);
     assert_int_equal(m.n, 0);
     assert_int_equal(m.opens, 0);
@@ -327,6 +334,144 @@ static void test_exports(void **state)
     assert_int_equal(drv_state.exports, 3 + WCU_IPC_EXPORTS);
 }
 
+/* ------------------------------------------------ VMM */
+
+static struct {
+    int fetches, imports, reserved, mapped, access, released;
+    int fd;                             /* the descriptor fetch_fd handed out */
+    CUdeviceptr va;
+    size_t size;
+} vmm;
+
+static int stub_fetch(void *arg, CUresult *rc)
+{
+    int p[2];
+
+    (void)rc;
+    assert_int_equal(*(int *)arg, 42);
+    assert_int_equal(pipe(p), 0);
+    close(p[1]);
+    vmm.fetches++;
+    vmm.fd = p[0];
+    return p[0];
+}
+
+static CUresult CUDAAPI stub_import(CUmemGenericAllocationHandle *h, void *os,
+                                   CUmemAllocationHandleType type)
+{
+    assert_int_equal((int)(intptr_t)os, vmm.fd);
+    assert_int_equal(type, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    vmm.imports++;
+    *h = 0x77;
+    return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI stub_reserve(CUdeviceptr *p, size_t size, size_t align, CUdeviceptr addr,
+                                    unsigned long long flags)
+{
+    (void)align, (void)addr, (void)flags;
+    assert_int_equal(vmm.reserved, 0);
+    vmm.reserved = 1;
+    vmm.size = size;
+    vmm.va = 0x7000000;
+    *p = vmm.va;
+    return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI stub_map(CUdeviceptr p, size_t size, size_t off,
+                                CUmemGenericAllocationHandle h, unsigned long long flags)
+{
+    (void)flags;
+    assert_int_equal(p, vmm.va);
+    assert_int_equal(size, vmm.size);
+    assert_int_equal(off, 0);
+    assert_int_equal(h, 0x77);
+    vmm.mapped = 1;
+    return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI stub_release(CUmemGenericAllocationHandle h)
+{
+    assert_int_equal(h, 0x77);
+    vmm.released++;
+    return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI stub_access(CUdeviceptr p, size_t size, const CUmemAccessDesc *desc,
+                                   size_t count)
+{
+    assert_int_equal(p, vmm.va);
+    assert_int_equal(size, vmm.size);
+    assert_int_equal(count, 1);
+    assert_int_equal(desc->location.type, CU_MEM_LOCATION_TYPE_DEVICE);
+    assert_int_equal(desc->location.id, 3);
+    assert_int_equal(desc->flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    assert_int_equal(vmm.mapped, 1); /* access is set on what is mapped */
+    vmm.access = 1;
+    return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI stub_unmap(CUdeviceptr p, size_t size)
+{
+    assert_int_equal(p, vmm.va);
+    assert_int_equal(size, vmm.size);
+    assert_int_equal(vmm.mapped, 1);
+    vmm.mapped = 0;
+    return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI stub_free(CUdeviceptr p, size_t size)
+{
+    assert_int_equal(p, vmm.va);
+    assert_int_equal(size, vmm.size);
+    assert_int_equal(vmm.mapped, 0); /* unmapped first */
+    vmm.reserved = 0;
+    return CUDA_SUCCESS;
+}
+
+static void test_vmm(void **state)
+{
+    struct wcu_ipc_imports m;
+    struct wcu_ipc_map *a, *b;
+    int tag = 42;
+    struct wcu_ipc_source src = { .fetch_fd = stub_fetch, .arg = &tag, .device = 3 };
+    CUresult rc;
+
+    (void)state;
+    memset(&vmm, 0, sizeof(vmm));
+    drv.features |= 1u << WCU_FEAT_VMM;
+    drv.fn.cuMemImportFromShareableHandle = stub_import;
+    drv.fn.cuMemAddressReserve = stub_reserve;
+    drv.fn.cuMemMap = stub_map;
+    drv.fn.cuMemRelease = stub_release;
+    drv.fn.cuMemSetAccess = stub_access;
+    drv.fn.cuMemUnmap = stub_unmap;
+    drv.fn.cuMemAddressFree = stub_free;
+    weft__cudrv_ipc_imports_init(&m, 8, 1ull << 30);
+    a = weft__cudrv_ipc_get(&drv, &m, 1, 0x200000, 2u << 20, 9, &src, &rc);
+    assert_non_null(a);
+    assert_int_equal(a->mapped, vmm.va);
+    assert_int_equal(a->vmm, 1);
+    assert_int_equal(vmm.access, 1);
+    assert_int_equal(vmm.released, 1); /* the mapping keeps the memory */
+    assert_int_equal(fcntl(vmm.fd, F_GETFD), -1); /* the descriptor was closed */
+    /* a hit asks the exporter for nothing */
+    b = weft__cudrv_ipc_get(&drv, &m, 1, 0x200000, 2u << 20, 9, &src, &rc);
+    assert_ptr_equal(a, b);
+    assert_int_equal(vmm.fetches, 1);
+    assert_int_equal(m.vmm_opens, 1);
+    weft__cudrv_ipc_put(&drv, &m, a);
+    weft__cudrv_ipc_put(&drv, &m, b);
+    weft__cudrv_ipc_close_all(&drv, &m);
+    assert_int_equal(vmm.mapped, 0);
+    assert_int_equal(vmm.reserved, 0);
+    /* without the driver's VMM functions nothing is asked for */
+    drv.features = 0;
+    assert_null(weft__cudrv_ipc_get(&drv, &m, 1, 0x200000, 2u << 20, 9, &src, &rc));
+    assert_int_equal(rc, CUDA_ERROR_NOT_SUPPORTED);
+    assert_int_equal(vmm.fetches, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +484,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_forget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exports, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vmm, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

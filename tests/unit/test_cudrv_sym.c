@@ -37,7 +37,7 @@ static int reset(void **state)
 static void test_versions(void **state)
 {
     struct wcu_drv d;
-    char why[512] = "", missing[256];
+    char why[512] = "", missing[512];
     const char **last;
     unsigned long long *flags;
     CUdevice dev = -1;
@@ -99,7 +99,9 @@ static void test_optional_missing(void **state)
     assert_string_equal(missing, "cuMemGetHandleForAddressRange@11070 cuMemCreate@10020 "
                                  "cuMemExportToShareableHandle@10020 "
                                  "cuMemImportFromShareableHandle@10020 cuMemMap@10020 "
-                                 "cuMemSetAccess@10020 cuMemAddressReserve@10020");
+                                 "cuMemSetAccess@10020 cuMemAddressReserve@10020 "
+                                 "cuMemAddressFree@10020 cuMemUnmap@10020 cuMemRelease@10020 "
+                                 "cuMemRetainAllocationHandle@11000");
     assert_string_equal(weft__cudrv_sym_feature_name(WCU_FEAT_VMM), "vmm");
     weft__cudrv_sym_unload(&d);
 }
