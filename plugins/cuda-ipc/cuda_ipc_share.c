@@ -196,8 +196,8 @@ static int export_fd(struct cipc_ctx *c, uint64_t base, uint64_t buffer_id, CUre
     if ((*status = c->drv.fn.cuMemRetainAllocationHandle(&h, (void *)(uintptr_t)base)) !=
         CUDA_SUCCESS)
         return -1;
-    *status = c->drv.fn.cuMemExportToShareableHandle(&fd, h,
-                                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    *status = c->drv.fn.cuMemExportToShareableHandle(
+        &fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
     c->drv.fn.cuMemRelease(h);
     return *status == CUDA_SUCCESS ? fd : -1;
 }
@@ -367,7 +367,8 @@ static int uuid_of(const struct cipc_ctx *c, int ordinal, unsigned char uuid[16]
     return 0;
 }
 
-weft_result_t weft__cuda_ipc_share_ipc_export(void *ctx, const void *ptr, size_t len, void *handle)
+weft_result_t weft__cuda_ipc_share_ipc_export(void *ctx, const void *ptr, size_t len,
+                                              void *handle)
 {
     struct cipc_ctx *c = ctx;
     struct cipc_share *s = c->share;
@@ -465,7 +466,8 @@ static int reachable(const struct cipc_ctx *c, const struct cipc_handle *h)
     return -1;
 }
 
-weft_result_t weft__cuda_ipc_share_ipc_open(void *ctx, const void *handle, void **ptr, void **token)
+weft_result_t weft__cuda_ipc_share_ipc_open(void *ctx, const void *handle, void **ptr,
+                                            void **token)
 {
     struct cipc_ctx *c = ctx;
     struct cipc_share *s = c->share;
@@ -565,15 +567,15 @@ weft_result_t weft__cuda_ipc_share_stream_destroy(void *ctx, void *stream)
                               : weft__cuda_ipc_err_report(c, rc, "cuStreamDestroy");
 }
 
-weft_result_t weft__cuda_ipc_share_stream_reduce(void *ctx, void *stream, void *dst, const void *a,
-                                        const void *b, size_t count, weft_dtype_t dt,
-                                        weft_op_t op)
+weft_result_t weft__cuda_ipc_share_stream_reduce(void *ctx, void *stream, void *dst,
+                                                 const void *a, const void *b, size_t count,
+                                                 weft_dtype_t dt, weft_op_t op)
 {
     return weft__cuda_ipc_reduce(ctx, (CUstream)stream, dst, a, b, count, dt, op);
 }
 
-weft_result_t weft__cuda_ipc_share_stream_avg(void *ctx, void *stream, void *buf, size_t count,
-                                     weft_dtype_t dt, int divisor)
+weft_result_t weft__cuda_ipc_share_stream_avg(void *ctx, void *stream, void *buf,
+                                              size_t count, weft_dtype_t dt, int divisor)
 {
     return weft__cuda_ipc_reduce_avg(ctx, (CUstream)stream, buf, count, dt, divisor);
 }

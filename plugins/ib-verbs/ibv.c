@@ -370,6 +370,7 @@ static weft_result_t wib_finalize(void *vctx)
             ctx->st.copied_cuda, ctx->st.flushes);
     say_goodbye(ctx);
     ctx->finalizing = 1;
+    weft__ibv_flush_drop(ctx);
     for (int i = 0; i < ctx->size; i++)
         if (ctx->peers[i].active)
             weft__ibv_conn_destroy(ctx, i);

@@ -1023,6 +1023,10 @@ void weft__ibv_flush_done(struct wib_ctx *ctx, struct wib_msg *m);
 /* Posts the flushes that waited (for the rank's own pair, a bounce slot
  * or room on its queue). */
 void weft__ibv_flush_retry(struct wib_ctx *ctx);
+/* At finalize: the receives still waiting for a flush complete without
+ * one (no pair is left to give it; the bytes are there) and give their
+ * memory handles back, before the regions go. */
+void weft__ibv_flush_drop(struct wib_ctx *ctx);
 void weft__ibv_windows_pump(struct wib_ctx *ctx, struct wib_peer *p);
 void weft__ibv_msgs_fail(struct wib_ctx *ctx, int peer, weft_result_t status);
 

@@ -563,3 +563,15 @@ void weft__ibv_flush_retry(struct wib_ctx *ctx)
             weft__ibv_flush_done(ctx, m);
     }
 }
+
+void weft__ibv_flush_drop(struct wib_ctx *ctx)
+{
+    struct wib_msg *m;
+
+    while ((m = ctx->flush_head)) {
+        ctx->flush_head = m->fnext;
+        m->fnext = NULL;
+        weft__ibv_flush_done(ctx, m);
+    }
+    ctx->flush_tail = NULL;
+}

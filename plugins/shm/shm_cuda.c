@@ -186,12 +186,11 @@ static int export_handle(struct shm_ctx *ctx, struct shm_cuda_mh *m)
 {
     struct shm_cuda *cu = ctx->cuda;
 
-    if (use_ctx(ctx, m->ordinal) != 0)
+    if (use_ctx(ctx, m->ordinal) != 0 ||
+        weft__cudrv_ipc_export(&cu->drv, &cu->exp, m->base, m->buffer_id, &m->handle) !=
+            CUDA_SUCCESS)
         return -1;
-    return weft__cudrv_ipc_export(&cu->drv, &cu->exp, m->base, m->buffer_id, &m->handle) ==
-                   CUDA_SUCCESS
-               ? 0
-               : -1;
+    return 0;
 }
 
 weft_result_t weft__shm_mem_register(void *vctx, void *buf, size_t len, int mem_type,
