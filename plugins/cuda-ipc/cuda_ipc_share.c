@@ -17,17 +17,12 @@
  *
  * Memory of cuMemAlloc crosses as a legacy IPC handle. A VMM allocation
  * (cuMemCreate, as PyTorch's expandable segments make them) has none: it
- * crosses as a POSIX file descriptor, which only a Unix socket can carry
- * (SCM_RIGHTS; pidfd_getfd is refused under Yama and in containers). The
- * first VMM export starts a descriptor server, a thread listening on the
- * abstract socket @weft-cuda-ipc-PIDNS-PID named in the handle; an
- * importer that misses its cache connects, names the allocation (base,
- * buffer id), and gets a descriptor, which it imports and maps. The
- * server answers only processes of its own user (SO_PEERCRED) and only
- * for an allocation that is still the one named (a freed one is
- * CUDA_ERROR_INVALID_HANDLE). Abstract sockets belong to a network
- * namespace: ranks of one node in different ones cannot reach each
- * other's server, and their calls are staged.
+ * crosses as a POSIX file descriptor from a descriptor server
+ * (plugins/cuda-common/cudrv_fds.h), started at the first VMM export and
+ * named in the handle; an importer that misses its cache asks it for the
+ * allocation, imports the descriptor and maps it. Ranks of one node in
+ * different network namespaces cannot reach each other's server, and
+ * their calls are staged.
  *
  * Mappings are cached (plugins/cuda-common/cudrv_ipc.h) by exporter pid
  * and allocation, checked against the buffer id, at most CIPC_MAP_KEEP of
@@ -38,18 +33,15 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "plugins/cuda-common/cudrv_fds.h"
 #include "plugins/cuda-common/cudrv_ipc.h"
 #include "plugins/cuda-ipc/cuda_ipc.h"
 
@@ -68,20 +60,8 @@ struct cipc_handle {
     char boot_id[40];
     unsigned char uuid[16];             /* the device the memory is on */
     CUipcMemHandle ipc;                 /* KIND_LEGACY */
-    char sock[48];                      /* KIND_VMM: the exporter's descriptor server */
+    char sock[WCU_FDS_NAME];            /* KIND_VMM: the exporter's descriptor server */
     uint64_t base, size, offset, buffer_id;
-};
-
-/* A request to a descriptor server, and its answer (with the descriptor
- * as SCM_RIGHTS where status is CUDA_SUCCESS). */
-struct fd_request {
-    char magic[8];
-    uint64_t base, buffer_id;
-};
-
-struct fd_reply {
-    int32_t status;                     /* a CUresult */
-    int32_t pad;
 };
 
 _Static_assert(sizeof(struct cipc_handle) <= WEFT_TRANSPORT_IPC_HANDLE_MAX,
@@ -94,11 +74,7 @@ struct cipc_share {
     uint64_t pidns;
     char boot_id[40];
     unsigned long long exports, opens_self;
-    /* The descriptor server (VMM exports), started at the first one. */
-    int server_fd;                      /* listening; -1 until started */
-    pthread_t server;
-    char sock[48];                      /* its abstract name, without the NUL */
-    unsigned long long fds_served;      /* atomic */
+    struct wcu_fds_server fds;          /* VMM descriptors, served from the first export */
 };
 
 /* ------------------------------------------------------------ set-up */
@@ -128,7 +104,7 @@ int weft__cuda_ipc_share_init(struct cipc_ctx *c)
         return -1;
     pthread_mutex_init(&s->lock, NULL);
     weft__cudrv_ipc_imports_init(&s->imp, CIPC_MAP_KEEP, CIPC_MAP_KEEP_BYTES);
-    s->server_fd = -1;
+    weft__cudrv_fds_init(&s->fds);
     read_identity(s);
     c->share = s;
     return 0;
@@ -140,15 +116,10 @@ void weft__cuda_ipc_share_fini(struct cipc_ctx *c)
 
     if (!s)
         return;
-    if (s->server_fd >= 0) {
-        /* accept() returns at the shutdown; the thread then ends */
-        shutdown(s->server_fd, SHUT_RDWR);
-        pthread_join(s->server, NULL);
-        close(s->server_fd);
-    }
+    weft__cudrv_fds_stop(&s->fds);
     c->core->log(WEFT_TRANSPORT_LOG_INFO, CIPC_NAME, "ipc: exports=%llu opens=%llu hits=%llu "
                  "self=%llu vmm_opens=%llu vmm_fds_served=%llu", s->exports, s->imp.opens,
-                 s->imp.hits, s->opens_self, s->imp.vmm_opens, s->fds_served);
+                 s->imp.hits, s->opens_self, s->imp.vmm_opens, s->fds.served);
     if (weft__cuda_ipc_device_ready(c) == WEFT_SUCCESS)
         weft__cudrv_ipc_close_all(&c->drv, &s->imp);
     pthread_mutex_destroy(&s->lock);
@@ -159,185 +130,22 @@ void weft__cuda_ipc_share_fini(struct cipc_ctx *c)
 
 /* ------------------------------------------------------------ VMM descriptors */
 
-/* The abstract socket address of name (no NUL in name); its length. */
-static socklen_t sock_addr(struct sockaddr_un *sa, const char *name)
+/* The descriptor server's thread needs a context for its queries. */
+static void server_thread_init(void *arg)
 {
-    size_t n = strlen(name);
-
-    memset(sa, 0, sizeof(*sa));
-    sa->sun_family = AF_UNIX;
-    memcpy(sa->sun_path + 1, name, n); /* sun_path[0] = 0: abstract */
-    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
-}
-
-static void set_timeouts(int fd)
-{
-    struct timeval tv = { .tv_sec = 10 };
-
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-/* A descriptor of the VMM allocation at base with buffer_id, or -1 with
- * *status: the allocation must still be the one the handle named. */
-static int export_fd(struct cipc_ctx *c, uint64_t base, uint64_t buffer_id, CUresult *status)
-{
-    CUmemGenericAllocationHandle h;
-    char why[WCU_WHY_MAX];
-    struct wcu_ptr p;
-    int fd = -1;
-
-    if (weft__cudrv_ptr_query(&c->drv, (const void *)(uintptr_t)base, &p, why,
-                              sizeof(why)) != 0 ||
-        p.mem != WCU_MEM_DEVICE || p.start != base || p.buffer_id != buffer_id) {
-        *status = CUDA_ERROR_INVALID_HANDLE; /* freed, or another allocation now */
-        return -1;
-    }
-    if ((*status = c->drv.fn.cuMemRetainAllocationHandle(&h, (void *)(uintptr_t)base)) !=
-        CUDA_SUCCESS)
-        return -1;
-    *status = c->drv.fn.cuMemExportToShareableHandle(
-        &fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-    c->drv.fn.cuMemRelease(h);
-    return *status == CUDA_SUCCESS ? fd : -1;
-}
-
-/* One request on conn: answered, with the descriptor where it is one of
- * ours and the asker runs as our user. */
-static void serve_one(struct cipc_ctx *c, int conn)
-{
-    struct fd_reply rep = { .status = CUDA_ERROR_INVALID_HANDLE };
-    struct fd_request req;
-    struct ucred cred;
-    socklen_t clen = sizeof(cred);
-    char cbuf[CMSG_SPACE(sizeof(int))];
-    struct iovec iov = { &rep, sizeof(rep) };
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-    int fd = -1;
-    CUresult st;
-
-    set_timeouts(conn);
-    if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 || cred.uid != getuid())
-        return; /* another user's process: no answer at all */
-    if (recv(conn, &req, sizeof(req), MSG_WAITALL) != (ssize_t)sizeof(req) ||
-        memcmp(req.magic, CIPC_HANDLE_MAGIC, sizeof(req.magic)))
-        return;
-    if ((fd = export_fd(c, req.base, req.buffer_id, &st)) >= 0) {
-        struct cmsghdr *cm;
-
-        rep.status = CUDA_SUCCESS;
-        memset(cbuf, 0, sizeof(cbuf));
-        msg.msg_control = cbuf;
-        msg.msg_controllen = sizeof(cbuf);
-        cm = CMSG_FIRSTHDR(&msg);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-    } else {
-        rep.status = (int32_t)st;
-    }
-    if (sendmsg(conn, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(rep) && fd >= 0)
-        __atomic_add_fetch(&c->share->fds_served, 1, __ATOMIC_RELAXED);
-    if (fd >= 0)
-        close(fd);
-}
-
-static void *server_main(void *arg)
-{
-    struct cipc_ctx *c = arg;
-    int conn;
-
-    weft__cuda_ipc_device_ready(c);
-    for (;;) {
-        conn = accept4(c->share->server_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (conn < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue;
-            return NULL; /* shut down (finalize) */
-        }
-        serve_one(c, conn);
-        close(conn);
-    }
-}
-
-/* Starts the descriptor server once (s->lock held): 0, or -1 with the
- * error set. */
-static int server_start(struct cipc_ctx *c)
-{
-    struct cipc_share *s = c->share;
-    struct sockaddr_un sa;
-    socklen_t len;
-    int fd;
-
-    if (s->server_fd >= 0)
-        return 0;
-    snprintf(s->sock, sizeof(s->sock), "weft-cuda-ipc-%llu-%u", (unsigned long long)s->pidns,
-             (unsigned)getpid());
-    len = sock_addr(&sa, s->sock);
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, len) != 0 || listen(fd, 64) != 0) {
-        c->core->set_error("ipc_export: cannot serve VMM descriptors on @%s: %s", s->sock,
-                           strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    s->server_fd = fd;
-    if (pthread_create(&s->server, NULL, server_main, c) != 0) {
-        c->core->set_error("ipc_export: cannot start the VMM descriptor server");
-        close(fd);
-        s->server_fd = -1;
-        return -1;
-    }
-    return 0;
+    weft__cuda_ipc_device_ready(arg);
 }
 
 /* wcu_ipc_source.fetch_fd: asks the exporter's server for the
- * descriptor of the allocation h names. */
+ * descriptor of the allocation the handle arg names. */
 static int fetch_fd(void *arg, CUresult *rc)
 {
     const struct cipc_handle *h = arg;
-    struct fd_request req;
-    struct fd_reply rep;
-    struct sockaddr_un sa;
-    char cbuf[CMSG_SPACE(sizeof(int))];
-    struct iovec iov = { &rep, sizeof(rep) };
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                          .msg_controllen = sizeof(cbuf) };
-    struct cmsghdr *cm;
-    socklen_t len;
-    int sock, fd = -1;
-    char name[sizeof(h->sock) + 1];
+    char name[WCU_FDS_NAME];
 
-    *rc = CUDA_ERROR_OPERATING_SYSTEM;
-    memcpy(name, h->sock, sizeof(h->sock));
-    name[sizeof(h->sock)] = '\0';
-    len = sock_addr(&sa, name);
-    memset(&req, 0, sizeof(req));
-    memcpy(req.magic, CIPC_HANDLE_MAGIC, sizeof(req.magic));
-    req.base = h->base;
-    req.buffer_id = h->buffer_id;
-    if ((sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-        return -1;
-    set_timeouts(sock);
-    if (connect(sock, (struct sockaddr *)&sa, len) != 0 ||
-        send(sock, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req) ||
-        recvmsg(sock, &msg, MSG_WAITALL | MSG_CMSG_CLOEXEC) != (ssize_t)sizeof(rep)) {
-        close(sock);
-        return -1;
-    }
-    close(sock);
-    for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
-        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-            memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-    if (rep.status != CUDA_SUCCESS || fd < 0) {
-        if (fd >= 0)
-            close(fd);
-        *rc = rep.status != CUDA_SUCCESS ? (CUresult)rep.status : CUDA_ERROR_INVALID_HANDLE;
-        return -1;
-    }
-    return fd;
+    memcpy(name, h->sock, sizeof(name));
+    name[sizeof(name) - 1] = '\0';
+    return weft__cudrv_fds_fetch(name, h->base, h->buffer_id, rc);
 }
 
 /* ------------------------------------------------------------ services */
@@ -422,8 +230,11 @@ weft_result_t weft__cuda_ipc_share_ipc_export(void *ctx, const void *ptr, size_t
     if (vmm) {
         /* the importer asks this process's server for a descriptor */
         h.kind = KIND_VMM;
-        rc = server_start(c) == 0 ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
-        memcpy(h.sock, s->sock, sizeof(h.sock));
+        rc = weft__cudrv_fds_start(&s->fds, &c->drv, CIPC_NAME, server_thread_init, c, why,
+                                   sizeof(why)) == 0
+                 ? CUDA_SUCCESS
+                 : CUDA_ERROR_OPERATING_SYSTEM;
+        memcpy(h.sock, s->fds.name, sizeof(h.sock));
     } else {
         h.kind = KIND_LEGACY;
         rc = weft__cudrv_ipc_export(&c->drv, &s->exp, p.start, p.buffer_id, &h.ipc);
@@ -431,8 +242,10 @@ weft_result_t weft__cuda_ipc_share_ipc_export(void *ctx, const void *ptr, size_t
     if (rc == CUDA_SUCCESS)
         s->exports++;
     pthread_mutex_unlock(&s->lock);
-    if (vmm && rc != CUDA_SUCCESS)
-        return WEFT_ERR_UNSUPPORTED; /* server_start said why */
+    if (vmm && rc != CUDA_SUCCESS) {
+        c->core->set_error("ipc_export: %s", why);
+        return WEFT_ERR_UNSUPPORTED;
+    }
     if (rc != CUDA_SUCCESS) {
         r = weft__cuda_ipc_err_report(c, rc, "cuIpcGetMemHandle");
         return r == WEFT_ERR_INVALID_ARG ? WEFT_ERR_UNSUPPORTED : r;
@@ -509,7 +322,7 @@ weft_result_t weft__cuda_ipc_share_ipc_open(void *ctx, const void *handle, void 
     pthread_mutex_unlock(&s->lock);
     if (!e) {
         snprintf(call, sizeof(call), h.kind == KIND_LEGACY ? "cuIpcOpenMemHandle" :
-                 "importing the VMM allocation of pid %u (descriptor from @%.47s)", h.pid,
+                 "importing the VMM allocation of pid %u (descriptor from @%.63s)", h.pid,
                  h.sock);
         return weft__cuda_ipc_err_report(c, rc, call);
     }

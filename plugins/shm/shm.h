@@ -56,8 +56,9 @@
 #define SHM_NAME "shm"
 #define SHM_ADDR_MAGIC 0x5753484du        /* "WSHM": address blob */
 #define SHM_SEG_MAGIC 0x7765667473686d31ull /* written last when a segment is ready */
-/* 2: the address carries the GPUs a rank sees (struct shm_addr). */
-#define SHM_VERSION 2u
+/* 2: the address carries the GPUs a rank sees (struct shm_addr); 3: an
+ * RTS_IPC may name a VMM allocation (struct shm_ipc_rts). */
+#define SHM_VERSION 3u
 #define SHM_HOST_MAX 128
 #define SHM_NAME_MAX 128
 /* Local ranks that can attach to one segment. Slots cost address space
@@ -106,9 +107,16 @@ enum shm_rec_type {
                                          * shm_ipc_rts follows; FIN id */
 };
 
+/* Bytes of the name of a sender's VMM descriptor server (WCU_FDS_NAME). */
+#define SHM_IPC_SOCK 64
+
 /* What a receiver needs to map a sender's device buffer (CUDA IPC). */
 struct shm_ipc_rts {
+    uint32_t vmm;                       /* 0: legacy IPC, handle; 1: a VMM allocation, whose
+                                         * descriptor the server sock hands out */
+    uint32_t pad;
     unsigned char handle[SHM_IPC_HANDLE]; /* CUipcMemHandle of the allocation */
+    char sock[SHM_IPC_SOCK];            /* NUL-terminated */
     uint64_t base;                      /* the allocation's address at the sender */
     uint64_t size;                      /* and its size */
     uint64_t offset;                    /* of the message in it */

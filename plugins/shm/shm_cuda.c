@@ -9,8 +9,11 @@
  * cuIpcGetMemHandle can export crosses as an RTS_IPC that the receiver
  * answers by mapping the sender's allocation (cuIpcOpenMemHandle) and
  * copying from it, GPU to GPU, before sending FIN as for cross memory
- * attach. Memory that cannot be exported (VMM allocations, a device
- * without legacy IPC) goes through the ring.
+ * attach. A VMM allocation exportable as a POSIX descriptor crosses the
+ * same way, its descriptor handed over by this process's descriptor
+ * server (plugins/cuda-common/cudrv_fds.h) to a receiver that misses its
+ * cache. Memory that cannot be exported (VMM allocations without that
+ * handle type, a device without legacy IPC) goes through the ring.
  *
  * Handles and mappings are cached as plugins/cuda-common/cudrv_ipc.h
  * says: by allocation, checked against CUDA's buffer id, the mappings
@@ -31,6 +34,7 @@
 #include <unistd.h>
 
 #include "plugins/cuda-common/cudrv.h"
+#include "plugins/cuda-common/cudrv_fds.h"
 #include "plugins/cuda-common/cudrv_ipc.h"
 #include "plugins/shm/shm.h"
 
@@ -43,9 +47,12 @@ struct shm_cuda_mh {
     size_t size;
     unsigned long long buffer_id;
     int ordinal;
-    int ipc;                            /* handle is valid: IPC may be used */
+    int ipc;                            /* IPC may be used: handle valid, or vmm */
+    int vmm;                            /* a VMM allocation: its descriptor is served */
     CUipcMemHandle handle;
 };
+
+_Static_assert(SHM_IPC_SOCK == WCU_FDS_NAME, "an RTS_IPC holds a descriptor server's name");
 
 struct shm_cuda {
     struct wcu_drv drv;
@@ -55,6 +62,7 @@ struct shm_cuda {
     unsigned char uuid[SHM_GPU_MAX][16];
     struct wcu_ipc_exports exp;
     struct wcu_ipc_imports imp;         /* owner: the peer's rank */
+    struct wcu_fds_server fds;          /* VMM descriptors, from the first VMM send */
     unsigned long long ipc_bytes, drv_bytes;
 };
 
@@ -148,6 +156,7 @@ void weft__shm_cuda_setup(struct shm_ctx *ctx, int on)
         return;
     }
     weft__cudrv_ipc_imports_init(&cu->imp, SHM_IPC_KEEP, SHM_IPC_KEEP_BYTES);
+    weft__cudrv_fds_init(&cu->fds);
     cu->ndev = cu->drv.ndev < SHM_GPU_MAX ? cu->drv.ndev : SHM_GPU_MAX;
     for (int i = 0; i < cu->ndev; i++) {
         CUdevice dev;
@@ -179,6 +188,37 @@ int weft__shm_cuda_announce(const struct shm_ctx *ctx)
 }
 
 /* ------------------------------------------------------------ registration */
+
+/* The descriptor server's thread: the context of a device this
+ * process uses (retained by then: a VMM export follows use_ctx). */
+static void fds_thread_init(void *arg)
+{
+    struct shm_cuda *cu = arg;
+
+    for (int i = 0; i < cu->ndev; i++)
+        if (cu->primary[i]) {
+            cu->drv.fn.cuCtxSetCurrent(cu->primary[i]);
+            return;
+        }
+}
+
+/* Whether VMM allocation m can be served to peers as a descriptor: the
+ * server runs (started now if need be). */
+static int export_vmm(struct shm_ctx *ctx, const struct wcu_ptr *p)
+{
+    struct shm_cuda *cu = ctx->cuda;
+    char why[160];
+
+    if (!(p->handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) ||
+        !(cu->drv.features & (1u << WCU_FEAT_VMM)) || use_ctx(ctx, p->ordinal) != 0)
+        return 0;
+    if (weft__cudrv_fds_start(&cu->fds, &cu->drv, SHM_NAME, fds_thread_init, cu, why,
+                              sizeof(why)) != 0) {
+        TP_WARN(ctx, "cuda: %s: VMM memory goes through the rings", why);
+        return 0;
+    }
+    return 1;
+}
 
 /* The export handle of allocation (base, id): 0, or -1 when the driver
  * will not export it. */
@@ -237,9 +277,13 @@ weft_result_t weft__shm_mem_register(void *vctx, void *buf, size_t len, int mem_
     m->buffer_id = p.buffer_id;
     m->ordinal = p.ordinal;
     /* Memory that does not export is still carried, through the rings. */
-    m->ipc = p.mem == WCU_MEM_DEVICE && p.legacy_ipc && p.ordinal >= 0 &&
-             p.ordinal < cu->ndev && (cu->ipc_devs & (1u << p.ordinal)) &&
-             export_handle(ctx, m) == 0;
+    if (p.mem == WCU_MEM_DEVICE && p.ordinal >= 0 && p.ordinal < cu->ndev &&
+        (cu->ipc_devs & (1u << p.ordinal))) {
+        if (p.legacy_ipc)
+            m->ipc = export_handle(ctx, m) == 0;
+        else
+            m->ipc = m->vmm = export_vmm(ctx, &p);
+    }
     *mh = m;
     return WEFT_SUCCESS;
 }
@@ -300,6 +344,8 @@ int weft__shm_cuda_ipc_rts(struct shm_ctx *ctx, int peer, const void *mh, const 
     if (!seen)
         return 0;
     if (rts) {
+        rts->vmm = (uint32_t)m->vmm;
+        memcpy(rts->sock, ctx->cuda->fds.name, sizeof(rts->sock));
         memcpy(rts->handle, &m->handle, sizeof(rts->handle));
         rts->base = m->base;
         rts->size = m->size;
@@ -308,6 +354,18 @@ int weft__shm_cuda_ipc_rts(struct shm_ctx *ctx, int peer, const void *mh, const 
         memcpy(rts->uuid, ctx->cuda->uuid[m->ordinal], 16);
     }
     return 1;
+}
+
+/* wcu_ipc_source.fetch_fd: the sender's server hands over the
+ * descriptor of the VMM allocation the RTS_IPC arg names. */
+static int fetch_fd(void *arg, CUresult *rc)
+{
+    const struct shm_ipc_rts *rts = arg;
+    char name[SHM_IPC_SOCK];
+
+    memcpy(name, rts->sock, sizeof(name));
+    name[sizeof(name) - 1] = '\0';
+    return weft__cudrv_fds_fetch(name, rts->base, rts->buffer_id, rc);
 }
 
 /* peer's allocation as rts names it, mapped here, with a reference:
@@ -325,14 +383,19 @@ static struct wcu_ipc_map *imp_get(struct shm_ctx *ctx, int peer,
     if (use_ctx(ctx, dev_of_uuid(cu, rts->uuid)) != 0)
         return NULL;
     memcpy(&h, rts->handle, sizeof(h));
-    src.handle = &h;
+    src.handle = rts->vmm ? NULL : &h;
+    src.fetch_fd = fetch_fd;
+    src.arg = (void *)rts;
+    src.device = dev_of_uuid(cu, rts->uuid);
     e = weft__cudrv_ipc_get(&cu->drv, &cu->imp, (uint64_t)peer, rts->base, rts->size,
                             rts->buffer_id, &src, &rc);
     if (!e) {
         weft__cudrv_err_text(&cu->drv, rc, err, sizeof(err));
-        weft__tp_error(&ctx->tp, "cuIpcOpenMemHandle of rank %d's buffer %llu failed: %s",
-                       peer, (unsigned long long)rts->buffer_id, err);
-        TP_WARN(ctx, "cuda: cuIpcOpenMemHandle of rank %d's buffer %llu failed: %s", peer,
+        weft__tp_error(&ctx->tp, "%s of rank %d's buffer %llu failed: %s",
+                       rts->vmm ? "importing the VMM allocation" : "cuIpcOpenMemHandle", peer,
+                       (unsigned long long)rts->buffer_id, err);
+        TP_WARN(ctx, "cuda: %s of rank %d's buffer %llu failed: %s",
+                rts->vmm ? "importing the VMM allocation" : "cuIpcOpenMemHandle", peer,
                 (unsigned long long)rts->buffer_id, err);
     }
     return e;
@@ -397,8 +460,10 @@ void weft__shm_cuda_fini(struct shm_ctx *ctx)
 
     if (!cu)
         return;
-    TP_INFO(ctx, "cuda: ipc_bytes=%llu copy_bytes=%llu ipc_opens=%llu ipc_hits=%llu",
-            cu->ipc_bytes, cu->drv_bytes, cu->imp.opens, cu->imp.hits);
+    weft__cudrv_fds_stop(&cu->fds);
+    TP_INFO(ctx, "cuda: ipc_bytes=%llu copy_bytes=%llu ipc_opens=%llu ipc_hits=%llu "
+            "vmm_opens=%llu vmm_fds_served=%llu", cu->ipc_bytes, cu->drv_bytes, cu->imp.opens,
+            cu->imp.hits, cu->imp.vmm_opens, cu->fds.served);
     weft__cudrv_ipc_close_all(&cu->drv, &cu->imp);
     /* A thread it was made current on keeps it: the program, whose
      * memory is on that device, may use it there too. */

@@ -7,7 +7,9 @@
 # finalize line shows peers' buffers mapped (opens > 0). With
 # WEFT_CUDA_COLL=stage none runs GPU to GPU, and the results are checked
 # all the same. mp_gpu vmm (ipc-vmm.mp) must import its peers' VMM
-# allocations from descriptors they served (vmm_opens, vmm_fds_served).
+# allocations from descriptors they served (vmm_opens, vmm_fds_served),
+# in its collectives (cuda-ipc's line) and its point-to-point messages
+# (shm's line).
 : "${abs_top_builddir:?}"
 : "${abs_top_srcdir:=$abs_top_builddir}"
 run=$abs_top_builddir/tests/mp/run.sh
@@ -37,9 +39,11 @@ fi
 
 WEFT_DEBUG=INFO WEFT_DEBUG_SUBSYS=TRANSPORT "$run" "$abs_top_srcdir/tests/gpu/ipc-vmm.mp" >"$out" 2>&1 ||
     { cat "$out"; echo "engine-counters.sh: vmm failed"; exit 1; }
-grep 'cuda-ipc: ipc: ' "$out"
-vopens=$(grep 'cuda-ipc: ipc: ' "$out" | grep -c ' vmm_opens=[1-9]')
-served=$(grep 'cuda-ipc: ipc: ' "$out" | grep -c ' vmm_fds_served=[1-9]')
-[ "$vopens" -eq 5 ] && [ "$served" -eq 5 ] ||
-    { echo "engine-counters.sh: vmm: $vopens ranks imported VMM memory, $served served descriptors; 5 each expected"; exit 1; }
+grep 'cuda-ipc: ipc: \|shm: cuda: ipc_bytes' "$out"
+for who in 'cuda-ipc: ipc: ' 'shm: cuda: ipc_bytes'; do
+    vopens=$(grep "$who" "$out" | grep -c ' vmm_opens=[1-9]')
+    served=$(grep "$who" "$out" | grep -c ' vmm_fds_served=[1-9]')
+    [ "$vopens" -eq 5 ] && [ "$served" -eq 5 ] ||
+        { echo "engine-counters.sh: vmm ($who): $vopens ranks imported VMM memory, $served served descriptors; 5 each expected"; exit 1; }
+done
 echo "engine-counters.sh: every rank ran collectives GPU to GPU and staged the rest; with WEFT_CUDA_COLL=stage none ran GPU to GPU; VMM descriptors crossed on every rank"

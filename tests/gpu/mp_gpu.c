@@ -30,7 +30,9 @@
  *                   allocations (cuMemCreate) that export as POSIX
  *                   descriptors, which the ranks pass each other to run
  *                   GPU to GPU; and on one that exports as nothing, which
- *                   is staged. Skipped where the driver has no VMM.
+ *                   is staged; then 1 MiB sent round a ring from VMM to
+ *                   VMM memory, which shm maps the same way. Skipped where
+ *                   the driver has no VMM.
  *   mp_gpu peerlost [stream]  the last rank dies (SIGKILL) amid allreduces
  *                   on device buffers (on a stream): the others get an error
  *                   naming it within WEFT_TIMEOUT, their stream is let
@@ -846,6 +848,39 @@ static void put(void *dev, const void *host, size_t bytes)
     CU(cu.MemcpyHtoD((CUdeviceptr)(uintptr_t)dev, host, bytes));
 }
 
+/* 1 MiB from VMM memory to VMM memory round a ring: shm maps the sender's
+ * allocation from a descriptor its server hands over. */
+static void vmm_p2p(weft_comm_t w, int me, int n)
+{
+    enum { COUNT = 1 << 18 };
+    size_t bytes = COUNT * sizeof(int32_t), ss, sr;
+    int32_t *in = malloc(bytes), *out = malloc(bytes);
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    weft_request_t reqs[2];
+    void *ds, *dr;
+
+    MP_ASSERT(in && out, "out of memory");
+    ds = vmm_alloc(bytes, 1, &ss);
+    dr = vmm_alloc(bytes, 1, &sr);
+    fill(in, COUNT, me);
+    put(ds, in, bytes);
+    for (int k = 0; k < 2; k++) { /* the second hits the receivers' caches */
+        MP_CHECK(weft_irecv(dr, COUNT, WEFT_INT32, left, 30 + k, w, &reqs[0]));
+        MP_CHECK(weft_isend(ds, COUNT, WEFT_INT32, right, 30 + k, w, &reqs[1]));
+        MP_CHECK(weft_waitall(2, reqs, NULL));
+        dev_to(out, dr, bytes);
+        for (size_t i = 0; i < COUNT; i++)
+            MP_ASSERT(out[i] == val(left, i), "vmm send/recv %d: element %zu is %d", k, i,
+                      out[i]);
+    }
+    /* the receivers map before the senders free */
+    MP_CHECK(weft_barrier(w));
+    vmm_free(ds, ss);
+    vmm_free(dr, sr);
+    free(in);
+    free(out);
+}
+
 static void run_vmm(weft_comm_t w, int me, int n)
 {
     enum { COUNT = 5000 };
@@ -929,6 +964,7 @@ static void run_vmm(weft_comm_t w, int me, int n)
     vmm_free(dx, sx);
     free(in);
     free(out);
+    vmm_p2p(w, me, n);
 }
 
 static void run_enginefault(weft_comm_t w, int me, int n)

@@ -9,7 +9,7 @@
 if WEFT_HAVE_CUDA
 WEFT_CUDRV_UNIT_TESTS = tests/unit/test_cudrv_sym tests/unit/test_cudrv_open \
 	tests/unit/test_cudrv_dev tests/unit/test_cudrv_ptr tests/unit/test_cudrv_fakecuda \
-	tests/unit/test_cudrv_ipc
+	tests/unit/test_cudrv_ipc tests/unit/test_cudrv_fds
 WEFT_UNIT_TESTS += $(WEFT_CUDRV_UNIT_TESTS)
 WEFT_CUDRV_UNIT_CPPFLAGS = $(WEFT_UNIT_CPPFLAGS) $(CUDA_CFLAGS) \
 	-DWEFT_TEST_CUDA_STUB='"$(WEFT_CUDA_DIR)/lib64/stubs/libcuda.so"'
@@ -39,6 +39,12 @@ tests_unit_test_cudrv_ipc_SOURCES = tests/unit/test_cudrv_ipc.c
 tests_unit_test_cudrv_ipc_CPPFLAGS = $(WEFT_CUDRV_UNIT_CPPFLAGS)
 tests_unit_test_cudrv_ipc_CFLAGS = $(WEFT_UNIT_CFLAGS)
 tests_unit_test_cudrv_ipc_LDADD = $(WEFT_CUDRV_UNIT_LDADD)
+# The VMM descriptor server, against the CUDA test double.
+tests_unit_test_cudrv_fds_SOURCES = tests/unit/test_cudrv_fds.c
+tests_unit_test_cudrv_fds_CPPFLAGS = $(WEFT_CUDRV_UNIT_CPPFLAGS)
+tests_unit_test_cudrv_fds_CFLAGS = $(WEFT_UNIT_CFLAGS)
+tests_unit_test_cudrv_fds_LDADD = $(WEFT_CUDRV_UNIT_LDADD)
+EXTRA_tests_unit_test_cudrv_fds_DEPENDENCIES = tests/fakecuda/libfakecuda.la
 # The access helper against weft's CUDA test double (tests/fakecuda).
 tests_unit_test_cudrv_fakecuda_SOURCES = tests/unit/test_cudrv_fakecuda.c
 tests_unit_test_cudrv_fakecuda_CPPFLAGS = $(WEFT_CUDRV_UNIT_CPPFLAGS)
