@@ -5,10 +5,16 @@
 #  1. the transport matrix that WEFT_DEBUG=INFO prints shows the node-local
 #     transport inside each host (shm when built, else sockets) and
 #     $between between hosts (sockets unless the caller sets it);
-#  2. the collectives conformance programs pass across the hosts.
+#  2. the collectives conformance programs pass across the hosts (on
+#     device buffers with gpu=1).
 # between=ib-verbs gives each host a port of the software RDMA device
 # (tests/swrdma), its GIDs from the host's own address, and lets the ranks
 # use nothing but the node-local transport and ib-verbs.
+# gpu=1 (with between=ib-verbs) runs the programs on CUDA device buffers
+# instead, on the CUDA test double (tests/fakecuda) with the cuda-ipc
+# plugin loaded: GPUDirect RDMA between the hosts (dma-buf regions of the
+# double that the software device accepts), CUDA IPC inside them, and
+# collectives of a host's communicators GPU to GPU whatever their size.
 
 nhosts=${nhosts:?}
 per_host=2
@@ -35,6 +41,28 @@ if [ "$between" = ib-verbs ]; then
     WEFT_SWRDMA_CHECK_LOG=$netns_tmp/swrdma-check.log
     export WEFT_TRANSPORTS WEFT_IBVERBS_LIB WEFT_SWRDMA_REGISTRY WEFT_SWRDMA_CHECK_LOG
     trap 'netns_cleanup; rm -f "/dev/shm/$WEFT_SWRDMA_REGISTRY"*' EXIT
+fi
+progs="conf/conf --comms all --big 1048576
+coll/mp_coll
+coll/mp_coll_v
+coll/mp_overlap
+comm/mp_comm split group node dup mesh"
+if [ "${gpu:-0}" = 1 ]; then
+    [ "$between" = ib-verbs ] || { echo "hosts.sh: gpu=1 needs between=ib-verbs"; exit 99; }
+    [ -e "$top/plugins/cuda-ipc/.libs/weft-cuda-ipc.so" ] ||
+        { echo "SKIP: the cuda-ipc plugin is not built"; exit 77; }
+    [ -e "$top/tests/fakecuda/.libs/libfakecuda.so" ] ||
+        { echo "SKIP: the CUDA test double is not built"; exit 77; }
+    plugins=$plugins:$top/plugins/cuda-ipc/.libs
+    WEFT_TRANSPORTS=$WEFT_TRANSPORTS,cuda-ipc
+    WEFT_CUDA_DRIVER=$top/tests/fakecuda/.libs/libfakecuda.so
+    WEFT_CUDA_ALLOW_TEST_DRIVER=1
+    WEFT_CUDA_COLL_MIN=0
+    export WEFT_TRANSPORTS WEFT_CUDA_DRIVER WEFT_CUDA_ALLOW_TEST_DRIVER WEFT_CUDA_COLL_MIN
+    progs="gpu/conf_gpu --comms all
+gpu/mp_gpu coll
+gpu/mp_gpu p2p
+gpu/mp_gpu vmm"
 fi
 export WEFT_PLUGIN_PATH=$plugins WEFT_TIMEOUT=60
 unset MASTER_ADDR MASTER_PORT RANK WORLD_SIZE WEFT_INIT_METHOD WEFT_RANK SLURM_PROCID \
@@ -70,17 +98,18 @@ done
 # 2. Collectives across the hosts.
 # conf: the conformance suite as tests/conf/all.mp runs it at 8 ranks (every communicator,
 # the 1 Mi subset), with shm and sockets mixed in one job.
-for prog in "conf/conf --comms all --big 1048576" coll/mp_coll coll/mp_coll_v \
-    coll/mp_overlap "comm/mp_comm split group node dup mesh"; do
+while IFS= read -r prog; do
     # shellcheck disable=SC2086 # prog carries its arguments
-    if netns_run "$nhosts" "$per_host" 240 $top/tests/$prog; then
+    if netns_run "$nhosts" "$per_host" 240 $top/tests/$prog </dev/null; then
         echo "$prog: passed at $n ranks on $nhosts hosts"
     else
         echo "FAIL: $prog at $n ranks on $nhosts hosts"
         netns_dump "$nhosts"
         fail=1
     fi
-done
+done <<EOF
+$progs
+EOF
 if [ -n "${WEFT_SWRDMA_CHECK_LOG:-}" ] && [ -s "$WEFT_SWRDMA_CHECK_LOG" ]; then
     cat "$WEFT_SWRDMA_CHECK_LOG"
     echo "FAIL: the software RDMA device's checker reported the above"
