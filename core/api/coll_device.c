@@ -19,11 +19,12 @@
  * and a rank knows only its own: one may pass host memory, another
  * device memory of a kind that cannot be exported. So every rank of such
  * a communicator takes part in the agreement for such a call, whatever
- * its buffers, which costs host-buffer calls of that size two small
- * collectives:
+ * its buffers:
  *   1. the ranks gather each other's records: can it run on my side
  *      (device memory, aligned, exported, an operator the kernels have),
- *      and the handles of my input and output;
+ *      and the handles of my input and output; a record that says no
+ *      stages the call on every rank at once (host-buffer calls of that
+ *      size pay this one small collective);
  *   2. each rank maps the handles it will read, and the ranks agree (a
  *      MIN allreduce) that every mapping worked.
  * Any no, and every rank runs the call staged through host memory where
@@ -187,6 +188,7 @@ typedef struct devcall {
     size_t tune_bytes;
     int even, tuned;
     weft__coll_stage_fn stage;     /* how to run it staged */
+    int any_device;                /* some buffer of the call is device memory here */
     rec_t me, *recs;
     size_t *vlayout;
     int64_t ok, agreed;            /* a vote: n, or the rank that failed (MIN) */
@@ -313,6 +315,8 @@ static void describe_me(devcall_t *k)
     int ok;
 
     memset(&k->me, 0, sizeof(k->me));
+    if (!k->any_device)
+        return; /* host buffers: no, and no need to ask the driver */
     if (reduces(k->kind))
         need |= WEFT_TRANSPORT_DEVICE_REDUCE;
     my_buffers(k, &in, &inb, &out, &outb);
@@ -552,10 +556,26 @@ static weft_result_t step_and_vote(weft__coll_t *w, devcall_t *k,
     return run_agree(w, k);
 }
 
+/* The ranks agreed to stage: the call runs as coll_stage.c runs it, the
+ * same on every rank. */
+static weft_result_t run_staged(weft__coll_t *w, devcall_t *k)
+{
+    weft__coll_t *child = k->c;
+    weft_result_t rc;
+
+    close_all(k);
+    __atomic_fetch_add(&k->d->staged, 1, __ATOMIC_RELAXED);
+    k->c = NULL;
+    w->phase = P_STAGED;
+    if ((rc = k->stage(k->comm, child, k->kind, k->tune_bytes, k->even, k->tuned,
+                       k->any_device, &child)) != WEFT_SUCCESS)
+        return rc;
+    return weft__coll_run_child(w, child);
+}
+
 static weft_result_t devcall_step(weft__coll_t *w, int *done)
 {
     devcall_t *k = w->ctx;
-    weft__coll_t *child;
     weft_result_t rc;
     int n = k->comm->size, me = k->comm->rank;
 
@@ -564,11 +584,16 @@ static weft_result_t devcall_step(weft__coll_t *w, int *done)
         describe_me(k);
         return run_gather(w, k);
     case P_OPEN:
-        /* A vote as step_and_vote's: n where all is well. */
-        k->ok = n;
+        /* Every rank sees every record: where one says no, all stage at
+         * once, without the vote (host-buffer calls pay one collective). */
+        k->agreed = n;
         for (int r = 0; r < n; r++)
             if (!k->recs[r].ok)
-                k->ok = me;
+                k->agreed = r;
+        if (k->agreed != n)
+            return run_staged(w, k);
+        /* A vote as step_and_vote's: n where all is well. */
+        k->ok = n;
         weft__clear_error();
         for (int r = 0; r < n && k->ok == n; r++)
             if (open_peer(k, r) != 0) {
@@ -578,18 +603,8 @@ static weft_result_t devcall_step(weft__coll_t *w, int *done)
             }
         return run_agree(w, k);
     case P_DECIDE:
-        if (k->agreed != n) {
-            close_all(k);
-            __atomic_fetch_add(&k->d->staged, 1, __ATOMIC_RELAXED);
-            /* Staged, as coll_stage.c runs it: the same on every rank. */
-            child = k->c;
-            k->c = NULL;
-            w->phase = P_STAGED;
-            if ((rc = k->stage(k->comm, child, k->kind, k->tune_bytes, k->even, k->tuned,
-                               &child)) != WEFT_SUCCESS)
-                return rc;
-            return weft__coll_run_child(w, child);
-        }
+        if (k->agreed != n)
+            return run_staged(w, k);
         __atomic_fetch_add(&k->d->runs, 1, __ATOMIC_RELAXED);
         weft__coll_free(k->c); /* unrun: see weft__coll_device_new */
         k->c = NULL;
@@ -632,7 +647,7 @@ static void devcall_free(void *p)
 }
 
 weft_result_t weft__coll_device_new(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
-                                    size_t tune_bytes, int even, int tuned,
+                                    size_t tune_bytes, int even, int tuned, int any_device,
                                     weft__coll_stage_fn stage, weft__coll_t **out)
 {
     size_t n = (size_t)comm->size;
@@ -643,7 +658,7 @@ weft_result_t weft__coll_device_new(weft_comm_t comm, weft__coll_t *c, weft__col
     if (k) {
         *k = (devcall_t){ .comm = comm, .d = comm_state(comm), .kind = kind, .c = c,
                           .tune_bytes = tune_bytes, .even = even, .tuned = tuned,
-                          .stage = stage };
+                          .stage = stage, .any_device = any_device };
         k->recs = calloc(n, sizeof(*k->recs));
         k->vlayout = calloc(2 * n, sizeof(*k->vlayout));
         k->tokens = calloc(2 * n, sizeof(*k->tokens));
