@@ -6,10 +6,12 @@
 #
 # Usage, from the top of a built tree:
 #   bench/compare.sh [-r REPS] [-n "2 4"] [-s "8 131072 2097152 33554432"]
-#                    [-o "allreduce broadcast allgather reduce_scatter alltoall"]
+#                    [-o "pingpong bw allreduce broadcast allgather reduce_scatter alltoall"]
 # Each figure is the median of REPS runs (default 5) of the mean time of
 # one operation (the slowest rank's), after warm-up; the implementations
-# take turns, one run each, REPS times.
+# take turns, one run each, REPS times. pingpong is half a round trip
+# between ranks 0 and 1, bw one message's share of a window of 64
+# nonblocking sends from rank 0 to rank 1 (the other ranks wait in both).
 # Binding: every launcher binds each rank to a core (weftrun and Open MPI
 # --bind-to core, MPICH's hydra -bind-to core; with more ranks than cores
 # all three wrap round robin), so that no library gains or loses by where
@@ -26,14 +28,14 @@ set -u
 reps=5
 ranks="2 4"
 sizes="8 131072 2097152 33554432"
-ops="allreduce broadcast allgather reduce_scatter alltoall"
+ops="pingpong bw allreduce broadcast allgather reduce_scatter alltoall"
 while getopts r:n:s:o: opt; do
     case $opt in
     r) reps=$OPTARG ;;
     n) ranks=$OPTARG ;;
     s) sizes=$OPTARG ;;
     o) ops=$OPTARG ;;
-    *) sed -n '3,24p' "$0"; exit 2 ;;
+    *) sed -n '3,26p' "$0"; exit 2 ;;
     esac
 done
 top=$(pwd)

@@ -12,8 +12,12 @@ MASTER_PORT), e.g. under weftrun:
         [WARMUP [WARMUP_MS]]
 
 prints "OP BYTES TIME_US" on rank 0. OP is allreduce, broadcast,
-allgather, reduce_scatter or alltoall; BYTES is nccl-tests' size (the
-whole gathered or scattered buffer for the last three); float32, sum.
+allgather, reduce_scatter, alltoall, pingpong (ranks 0 and 1, half the
+round trip) or bw (a window of BW_WINDOW isends from rank 0 to rank 1,
+closed by an empty message back: the time of one message, as
+weft-bench's bw); BYTES is nccl-tests' size (the whole gathered or
+scattered buffer for allgather, reduce_scatter and alltoall); float32,
+sum.
 The processes meet through torch's file store at GLOO_BENCH_FILE (a
 name that does not exist yet), not at MASTER_PORT: under weftrun that
 port is weft's own store, which torch's TCP store cannot talk to.
@@ -31,6 +35,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
+
+# weft-bench's BENCH_BW_WINDOW.
+BW_WINDOW = 64
 
 
 def main():
@@ -50,6 +57,7 @@ def main():
     sb = torch.zeros(count * n + 1, dtype=torch.float32)
     rb = torch.zeros(count * n + 1, dtype=torch.float32)
     blocks = list(rb[: count * n].split(count)) if count else [rb[:0]] * n
+    none = torch.zeros(0, dtype=torch.float32)
 
     def once():
         if op == "allreduce":
@@ -63,6 +71,26 @@ def main():
             dist.all_reduce(whole)
         elif op == "alltoall":
             dist.all_to_all_single(rb[: count * n], sb[: count * n])
+        elif op == "pingpong":
+            if rank == 0:
+                dist.send(sb[:count], 1)
+                dist.recv(rb[:count], 1)
+            elif rank == 1:
+                dist.recv(rb[:count], 0)
+                dist.send(rb[:count], 0)
+        elif op == "bw":
+            if rank == 0:
+                works = [dist.isend(sb[:count], 1) for _ in range(BW_WINDOW)]
+            elif rank == 1:
+                works = [dist.irecv(rb[:count], 0) for _ in range(BW_WINDOW)]
+            else:
+                works = []
+            for w in works:
+                w.wait()
+            if rank == 0:
+                dist.recv(none, 1)
+            elif rank == 1:
+                dist.send(none, 0)
         else:
             raise SystemExit("gloo_bench: unknown operation %s" % op)
 
@@ -82,7 +110,8 @@ def main():
     t0 = time.perf_counter()
     for _ in range(iters):
         once()
-    t = torch.tensor([(time.perf_counter() - t0) / iters * 1e6], dtype=torch.float64)
+    per = 2 if op == "pingpong" else BW_WINDOW if op == "bw" else 1
+    t = torch.tensor([(time.perf_counter() - t0) / iters * 1e6 / per], dtype=torch.float64)
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
     if rank == 0:
         print("%s %d %.3f" % (op, nbytes, t.item()))

@@ -7,8 +7,10 @@
  *   mpirun -n 4 mpi_bench OP BYTES ITERS [WARMUP [WARMUP_MS]]
  *
  * prints "OP BYTES TIME_US" on rank 0. OP is allreduce, broadcast,
- * allgather, reduce_scatter, alltoall or pingpong (ranks 0 and 1, half
- * the round trip); BYTES is nccl-tests' size (the
+ * allgather, reduce_scatter, alltoall, pingpong (ranks 0 and 1, half
+ * the round trip) or bw (a window of BW_WINDOW nonblocking messages from
+ * rank 0 to rank 1, closed by an empty one back, as weft-bench's bw: the
+ * time of one message of the window); BYTES is nccl-tests' size (the
  * whole gathered or scattered buffer for the last three); float32 data,
  * sum.
  *
@@ -22,7 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ALLREDUCE, BROADCAST, ALLGATHER, REDUCE_SCATTER, ALLTOALL, PINGPONG, UNKNOWN };
+enum { ALLREDUCE, BROADCAST, ALLGATHER, REDUCE_SCATTER, ALLTOALL, PINGPONG, BW, UNKNOWN };
+
+/* weft-bench's BENCH_BW_WINDOW. */
+#define BW_WINDOW 64
 
 /* The operation's number, looked up once: the timed loop should cost
  * what MPI costs, not string comparisons (weft-bench's loop switches on
@@ -30,7 +35,7 @@ enum { ALLREDUCE, BROADCAST, ALLGATHER, REDUCE_SCATTER, ALLTOALL, PINGPONG, UNKN
 static int op_number(const char *op)
 {
     static const char *const ops[] = { "allreduce", "broadcast", "allgather", "reduce_scatter",
-                                       "alltoall", "pingpong" };
+                                       "alltoall", "pingpong", "bw" };
 
     for (int i = 0; i < UNKNOWN; i++)
         if (!strcmp(op, ops[i]))
@@ -73,6 +78,25 @@ static void once(int op, float *sb, float *rb, size_t count, int rank)
             MPI_Send(rb, (int)count, MPI_FLOAT, 0, 1, MPI_COMM_WORLD);
         }
         break;
+    case BW: {
+        MPI_Request reqs[BW_WINDOW];
+        char none = 0;
+
+        if (rank > 1)
+            break;
+        for (int i = 0; i < BW_WINDOW; i++) {
+            if (rank == 0)
+                MPI_Isend(sb, (int)count, MPI_FLOAT, 1, 2, MPI_COMM_WORLD, &reqs[i]);
+            else
+                MPI_Irecv(rb, (int)count, MPI_FLOAT, 0, 2, MPI_COMM_WORLD, &reqs[i]);
+        }
+        MPI_Waitall(BW_WINDOW, reqs, MPI_STATUSES_IGNORE);
+        if (rank == 0)
+            MPI_Recv(&none, 0, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        else
+            MPI_Send(&none, 0, MPI_CHAR, 0, 3, MPI_COMM_WORLD);
+        break;
+    }
     }
 }
 
@@ -135,6 +159,8 @@ int main(int argc, char **argv)
     t = (MPI_Wtime() - t0) / iters * 1e6;
     if (op == PINGPONG)
         t /= 2; /* one way of the round trip, as weft-bench reports it */
+    if (op == BW)
+        t /= BW_WINDOW; /* one message of the window, as weft-bench reports it */
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0)
         printf("%s %zu %.3f\n", name, bytes, t);

@@ -16,8 +16,12 @@
 
 typedef enum bench_kind {
     BENCH_ALLREDUCE, BENCH_REDUCE, BENCH_BROADCAST, BENCH_ALLGATHER, BENCH_REDUCE_SCATTER,
-    BENCH_ALLTOALL, BENCH_GATHER, BENCH_SCATTER, BENCH_PINGPONG, BENCH_NKINDS
+    BENCH_ALLTOALL, BENCH_GATHER, BENCH_SCATTER, BENCH_PINGPONG, BENCH_BW, BENCH_NKINDS
 } bench_kind_t;
+
+/* Messages in flight in one window of the bw operation (as OSU's
+ * osu_bw): its time is the window's over this. */
+#define BENCH_BW_WINDOW 64
 
 typedef struct bench_opts {
     int kinds[BENCH_NKINDS];  /* -o: which operations run */

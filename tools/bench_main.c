@@ -22,7 +22,7 @@ static void usage(FILE *f)
 {
     fputs("usage: weftrun -n N weft-bench [options]\n"
           "  -o, --op OPS          allreduce, reduce, broadcast, allgather, reduce_scatter,\n"
-          "                        alltoall, gather, scatter, pingpong, a comma list of\n"
+          "                        alltoall, gather, scatter, pingpong, bw, a comma list of\n"
           "                        them, or all (the collectives; default allreduce)\n"
           "  -b, --minbytes SIZE   smallest size (default 8); K, M, G suffixes\n"
           "  -e, --maxbytes SIZE   largest size (default 32M)\n"
@@ -169,12 +169,12 @@ static void parse(int argc, char **argv, bench_opts_t *o)
     for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "all")) {
             for (int k = 0; k < BENCH_NKINDS; k++)
-                o->kinds[k] = k != BENCH_PINGPONG;
+                o->kinds[k] = k != BENCH_PINGPONG && k != BENCH_BW;
         } else if ((v = bench_kind_from_name(t)) >= 0) {
             o->kinds[v] = 1;
         } else {
             die("-o: '%s' is not an operation (allreduce, reduce, broadcast, allgather, "
-                "reduce_scatter, alltoall, gather, scatter, pingpong, all)", t);
+                "reduce_scatter, alltoall, gather, scatter, pingpong, bw, all)", t);
         }
     }
     if (algo) {
@@ -252,6 +252,8 @@ static double measure(bench_kind_t k, void *sb, void *rb, size_t count, const be
     t = (now_us() - t0) / o->iters;
     if (k == BENCH_PINGPONG)
         t /= 2; /* one way of the round trip */
+    if (k == BENCH_BW)
+        t /= BENCH_BW_WINDOW; /* one message of the window */
     check(weft_allreduce(WEFT_IN_PLACE, &t, 1, WEFT_FLOAT64, WEFT_MAX, world), "allreduce");
     return t;
 }

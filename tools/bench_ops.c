@@ -17,7 +17,7 @@
 
 static const char *const names[BENCH_NKINDS] = {
     "allreduce", "reduce", "broadcast", "allgather", "reduce_scatter", "alltoall", "gather",
-    "scatter", "pingpong"
+    "scatter", "pingpong", "bw"
 };
 
 const char *bench_kind_name(bench_kind_t k)
@@ -115,6 +115,39 @@ static weft_result_t pingpong(const void *sb, void *rb, size_t count, const benc
     return WEFT_SUCCESS;
 }
 
+/* A window of BENCH_BW_WINDOW messages from rank 0 to rank 1 (rank 0
+ * and itself alone), nonblocking on both sides, which rank 1 closes with
+ * an empty message back; the others wait. The report divides its time
+ * by the window: one message's share of a stream. */
+static weft_result_t bw(const void *sb, void *rb, size_t count, const bench_opts_t *o,
+                        weft_comm_t comm)
+{
+    weft_request_t reqs[2 * BENCH_BW_WINDOW];
+    int rank = 0, n = 1, to, nreq = 0;
+    char none = 0;
+    weft_status_t st;
+    weft_result_t rc = WEFT_SUCCESS;
+
+    weft_comm_rank(comm, &rank);
+    weft_comm_size(comm, &n);
+    to = n > 1 ? 1 : 0;
+    if (rank > 1)
+        return WEFT_SUCCESS;
+    if (rank == to)
+        for (int i = 0; i < BENCH_BW_WINDOW && rc == WEFT_SUCCESS; i++)
+            rc = weft_irecv(rb, count, o->dt, 0, 2, comm, &reqs[nreq++]);
+    if (rank == 0)
+        for (int i = 0; i < BENCH_BW_WINDOW && rc == WEFT_SUCCESS; i++)
+            rc = weft_isend(sb, count, o->dt, to, 2, comm, &reqs[nreq++]);
+    if (rc == WEFT_SUCCESS)
+        rc = weft_waitall(nreq, reqs, NULL);
+    if (rc != WEFT_SUCCESS || n == 1)
+        return rc;
+    if (rank == 1)
+        return weft_send(&none, 0, WEFT_INT8, 0, 3, comm);
+    return weft_recv(&none, 0, WEFT_INT8, 1, 3, comm, &st);
+}
+
 weft_result_t bench_run(bench_kind_t k, void *sb, void *rb, size_t count,
                         const bench_opts_t *o, int in_place, weft_comm_t comm)
 {
@@ -157,6 +190,8 @@ weft_result_t bench_run(bench_kind_t k, void *sb, void *rb, size_t count,
         return weft_scatter(sb, rb, count, o->dt, o->root, comm);
     case BENCH_PINGPONG:
         return pingpong(in_place ? rb : sb, rb, count, o, comm);
+    case BENCH_BW:
+        return bw(in_place ? rb : sb, rb, count, o, comm);
     default:
         return WEFT_ERR_INVALID_ARG;
     }
@@ -274,8 +309,10 @@ size_t bench_wrong(bench_kind_t k, const void *rb, size_t count, const bench_opt
     unsigned char want[8];
 
     weft_dtype_size(o->dt, &esize);
+    /* bw: rank 1 alone receives (rank 0, when it is not alone) */
     if (((k == BENCH_REDUCE || k == BENCH_GATHER) && rank != o->root) ||
-        (k == BENCH_PINGPONG && rank > 1))
+        (k == BENCH_PINGPONG && rank > 1) ||
+        (k == BENCH_BW && (rank > 1 || (rank == 0 && n > 1))))
         return 0;
     if (k == BENCH_SCATTER && in_place && rank == o->root)
         rb = (const char *)rb + (size_t)rank * count * esize; /* its block stayed there */
@@ -292,7 +329,8 @@ size_t bench_wrong(bench_kind_t k, const void *rb, size_t count, const bench_opt
             expect = input(o, (int)(j / count), (size_t)rank * count + j % count);
             break;
         case BENCH_REDUCE_SCATTER: expect = folded(o, n, (size_t)rank * count + j); break;
-        case BENCH_PINGPONG: expect = input(o, 0, j); break;
+        case BENCH_PINGPONG:
+        case BENCH_BW: expect = input(o, 0, j); break;
         default: expect = folded(o, n, j); break;
         }
         /* Round the expectation through the type, as the result was. */
