@@ -6,12 +6,20 @@
 # of place), the fastest, and the tuner's time over the fastest one's.
 # The runs take turns, REPS rounds of them, and each time is the best of
 # its rounds, so that a burst of load on a shared machine does not land on
-# one algorithm only.
+# one algorithm only. The algorithms are every one weft knows for the
+# operation (as WEFT_ALGO lists them); a size an algorithm cannot run is
+# left out of its column. The last line of each table counts the sizes
+# where the tuner's choice is within 10% of the fastest. Each size warms
+# up for 100 ms besides weft-bench's iterations: the first call of an
+# algorithm that maps the node's pipelined segment (16 MiB, reserved at
+# once) pays milliseconds, which 20 warm-up calls spread into the timed
+# ones, and the first size to use it looked 3 times slower than it is.
 #
 #   bench/tune-check.sh [-n RANKS] [-b MIN] [-e MAX] [-r REPS] [OPS...]
 #
-# Run from the build tree (it uses tools/weftrun and tools/weft-bench and
-# the sockets plugin there); extra weft-bench options in BENCH_OPTS.
+# Run from the build tree (it uses tools/weftrun and tools/weft-bench, and
+# the sockets and shm plugins there, as an installed weft would); extra
+# weft-bench options in BENCH_OPTS.
 set -e
 
 ranks=4 min=8 max=32M reps=3
@@ -28,20 +36,20 @@ shift $((OPTIND - 1))
 [ $# -gt 0 ] || set -- allreduce allgather reduce_scatter
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-: "${WEFT_PLUGIN_PATH:=$top/plugins/sockets/.libs}"
+if [ -z "${WEFT_PLUGIN_PATH:-}" ]; then
+    WEFT_PLUGIN_PATH=$top/plugins/sockets/.libs
+    [ -e "$top/plugins/shm/.libs/weft-shm.so" ] &&
+        WEFT_PLUGIN_PATH=$WEFT_PLUGIN_PATH:$top/plugins/shm/.libs
+fi
 export WEFT_PLUGIN_PATH
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# Every algorithm of op, from weft's own refusal of a name it does not
+# know ("... (valid: ring, rd, ...)").
 algos_of() {
-    case $1 in
-    allreduce) echo ring rd rabenseifner hier ;;
-    allgather) echo ring bruck hier ;;
-    reduce_scatter) echo ring rd ;;
-    bcast|broadcast) echo binomial hier ;;
-    reduce) echo binomial hier ;;
-    alltoall) echo pairwise scattered ;;
-    esac
+    "$top/tools/weftrun" -n 1 "$top/tools/weft-bench" -o "$1" -a no-such-algorithm -b 8 \
+        -e 8 2>&1 | sed -n 's/.*(valid: \([^)]*\)).*/\1/p' | head -n 1 | tr -d ','
 }
 
 for op in "$@"; do
@@ -53,7 +61,8 @@ for op in "$@"; do
             [ "$a" = tuner ] || force="-a $a"
             # shellcheck disable=SC2086
             "$top/tools/weftrun" -n "$ranks" "$top/tools/weft-bench" -o "$op" -b "$min" \
-                -e "$max" $force $BENCH_OPTS --csv "$tmp/$op.$a.$r.csv" >/dev/null
+                -e "$max" $force --warmup-ms 100 ${BENCH_OPTS:-} --csv "$tmp/$op.$a.$r.csv" \
+                >/dev/null 2>&1 || true
         done
         r=$((r + 1))
     done
@@ -84,12 +93,23 @@ for op in "$@"; do
                 z = sizes[s]; best = 0
                 printf "%10s", z
                 for (i = 1; i <= n; i++) {
+                    if (!((z, i) in t)) {
+                        printf " %12s", "-"
+                        continue
+                    }
                     printf " %12.1f", t[z, i]
                     if (i > 1 && (best == 0 || t[z, i] < t[z, best]))
                         best = i
                 }
+                if (!best || !((z, 1) in t)) {
+                    printf "\n"
+                    continue
+                }
+                counted++
+                good += t[z, 1] <= 1.1 * t[z, best]
                 printf " %12s %7.2f%s\n", name[best], t[z, 1] / t[z, best],
                        (t[z, 1] > 1.1 * t[z, best] ? "  >10%" : "")
             }
+            printf "# tuner within 10%% of the fastest at %d of %d sizes\n", good, counted
         }'
 done
