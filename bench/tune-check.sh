@@ -80,6 +80,10 @@ for op in "$@"; do
                         if (v[8] != "out-of-place")
                             continue
                         if (!(v[3] in seen)) { seen[v[3]] = 1; sizes[++ns] = v[3] }
+                        # shared takes 8 KiB (WEFT__SHARED_SLOT) at most: forced
+                        # beyond, the tuner chooses again, which is no column
+                        if (name[i] == "shared" && v[3] + 0 > 8192)
+                            continue
                         if (!((v[3], i) in t) || v[9] < t[v[3], i])
                             t[v[3], i] = v[9]
                     }
