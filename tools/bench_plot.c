@@ -42,7 +42,8 @@ void bench_write_json(FILE *f, const bench_opts_t *o, int n, const bench_result_
 #define BOTTOM 60
 
 static const char *const colours[BENCH_NKINDS] = {
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf"
 };
 
 static double busbw(const bench_result_t *r, int n)
