@@ -669,9 +669,10 @@ static void run_streamfail(weft_comm_t w, int me, int n)
     MP_CHECK(weft_barrier(w));
 }
 
-/* A copy of the staging fails once: that call fails, naming the driver
- * call, and the calls after it work. */
-static void run_faults(weft_comm_t w, int me, int n)
+/* calls allreduces (MAX) on device buffers, one of which fails as a fault
+ * injected into the driver: that one's error names want, every other
+ * result is right, and exactly one fails. */
+static void allreduce_one_fails(weft_comm_t w, int me, int n, int calls, const char *want)
 {
     enum { COUNT = 300 };
     int32_t in[COUNT], out[COUNT];
@@ -681,11 +682,11 @@ static void run_faults(weft_comm_t w, int me, int n)
     fill(in, COUNT, me);
     din = dev_from(in, sizeof(in));
     dout = dev_from(NULL, sizeof(out));
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < calls; k++) {
         weft_result_t rc = weft_allreduce(din, dout, COUNT, WEFT_INT32, WEFT_MAX, w);
 
         if (rc != WEFT_SUCCESS) {
-            MP_ASSERT(strstr(weft_last_error(), "cuMemcpy"), "the error names the copy: %s",
+            MP_ASSERT(strstr(weft_last_error(), want), "the error names %s: %s", want,
                       weft_last_error());
             mp_log("call %d failed as injected: %s", k, weft_last_error());
             failed++;
@@ -699,6 +700,13 @@ static void run_faults(weft_comm_t w, int me, int n)
     MP_ASSERT(failed == 1, "%d calls failed; the fault was injected into one", failed);
     dev_free(din);
     dev_free(dout);
+}
+
+/* A copy of the staging fails once: that call fails, naming the driver
+ * call, and the calls after it work. */
+static void run_faults(weft_comm_t w, int me, int n)
+{
+    allreduce_one_fails(w, me, n, 6, "cuMemcpy");
 }
 
 static void write_marker(int rank, const char *text)
@@ -967,36 +975,12 @@ static void run_vmm(weft_comm_t w, int me, int n)
     vmm_p2p(w, me, n);
 }
 
+/* Rank 0's second kernel launch fails: that call fails on every rank,
+ * rank 0's error naming the launch, the others' naming rank 0. */
 static void run_enginefault(weft_comm_t w, int me, int n)
 {
-    enum { COUNT = 300 };
-    int32_t in[COUNT], out[COUNT];
-    void *din, *dout;
-    int failed = 0;
-
-    fill(in, COUNT, me);
-    din = dev_from(in, sizeof(in));
-    dout = dev_from(NULL, sizeof(out));
-    for (int k = 0; k < 4; k++) {
-        weft_result_t rc = weft_allreduce(din, dout, COUNT, WEFT_INT32, WEFT_MAX, w);
-
-        if (rc != WEFT_SUCCESS) {
-            const char *want = me == 0 ? "cuLaunchKernel" : "rank 0's device step failed";
-
-            MP_ASSERT(strstr(weft_last_error(), want), "the error names %s: %s", want,
-                      weft_last_error());
-            mp_log("call %d failed as injected: %s", k, weft_last_error());
-            failed++;
-            continue;
-        }
-        dev_to(out, dout, sizeof(out));
-        for (int i = 0; i < COUNT; i++)
-            MP_ASSERT(out[i] == val(n - 1, (size_t)i), "allreduce %d: element %d is %d", k, i,
-                      out[i]);
-    }
-    MP_ASSERT(failed == 1, "%d calls failed; one launch failed on rank 0", failed);
-    dev_free(din);
-    dev_free(dout);
+    allreduce_one_fails(w, me, n, 4,
+                        me == 0 ? "cuLaunchKernel" : "rank 0's device step failed");
 }
 
 int main(int argc, char **argv)
