@@ -188,7 +188,7 @@ typedef struct devcall {
     size_t tune_bytes;
     int even, tuned;
     weft__coll_stage_fn stage;     /* how to run it staged */
-    int any_device;                /* some buffer of the call is device memory here */
+    int sdev, rdev;                /* sendbuf, recvbuf are device memory here */
     rec_t me, *recs;
     size_t *vlayout;
     int64_t ok, agreed;            /* a vote: n, or the rank that failed (MIN) */
@@ -249,13 +249,16 @@ int weft__coll_device_joins(weft_comm_t comm, const weft__coll_t *c, weft__coll_
     return comm_state(comm) != NULL;
 }
 
-/* This rank's input and output, and their bytes (NULL: none here). */
+/* This rank's input and output, and their bytes (NULL: none here); the
+ * output is always in recvbuf, the input in it where *in_recv. */
 static void my_buffers(const devcall_t *k, const void **in, size_t *inb, void **out,
-                       size_t *outb)
+                       size_t *outb, int *in_recv)
 {
     const weft__coll_t *c = k->args;
     int me = k->comm->rank, in_place = c->sendbuf == WEFT_IN_PLACE || c->sendbuf == c->recvbuf;
 
+    *in_recv = k->kind == WEFT__COLL_BCAST ||
+               (in_place && (k->kind != WEFT__COLL_REDUCE || me == c->root));
     *in = NULL;
     *out = NULL;
     *inb = *outb = 0;
@@ -292,16 +295,11 @@ static void my_buffers(const devcall_t *k, const void **in, size_t *inb, void **
     }
 }
 
-/* 1 when p is len bytes of device memory the kernels may address. */
-static int device_ok(const devcall_t *k, const void *p, size_t len)
+/* 1 when p is len bytes of device memory the kernels may address: on_dev
+ * says whether its buffer is device memory, as the entry point found. */
+static int device_ok(const devcall_t *k, const void *p, size_t len, int on_dev)
 {
-    int type = WEFT_TRANSPORT_MEM_HOST, ordinal = -1;
-
-    if (!p || !len || (uintptr_t)p % k->args->esize)
-        return 0;
-    weft__clear_error();
-    return k->dev->device->mem_query(k->dev->ctx, p, &type, &ordinal) == WEFT_SUCCESS &&
-           type == WEFT_TRANSPORT_MEM_CUDA;
+    return on_dev && p && len && (uintptr_t)p % k->args->esize == 0;
 }
 
 /* Fills k->me: whether this rank's side can run here, with its handles. */
@@ -312,14 +310,14 @@ static void describe_me(devcall_t *k)
     const void *in;
     void *out;
     size_t inb, outb;
-    int ok;
+    int ok, in_recv;
 
     memset(&k->me, 0, sizeof(k->me));
-    if (!k->any_device)
-        return; /* host buffers: no, and no need to ask the driver */
+    if (!k->sdev && !k->rdev)
+        return; /* host buffers: no */
     if (reduces(k->kind))
         need |= WEFT_TRANSPORT_DEVICE_REDUCE;
-    my_buffers(k, &in, &inb, &out, &outb);
+    my_buffers(k, &in, &inb, &out, &outb, &in_recv);
     ok = (s->features(k->dev->ctx) & need) == need;
     if (reduces(k->kind))
         ok = ok && (unsigned)k->args->op <= WEFT_BXOR;
@@ -327,10 +325,10 @@ static void describe_me(devcall_t *k)
         ok = ok && k->args->sendbuf != WEFT_IN_PLACE && k->args->sendbuf != k->args->recvbuf;
     /* A rank with nothing to give (an empty block) still takes part. */
     if (ok && inb)
-        ok = device_ok(k, in, inb) &&
+        ok = device_ok(k, in, inb, in_recv ? k->rdev : k->sdev) &&
              s->ipc_export(k->dev->ctx, in, inb, k->me.in) == WEFT_SUCCESS;
     if (ok && outb)
-        ok = device_ok(k, out, outb) &&
+        ok = device_ok(k, out, outb, k->rdev) &&
              (k->kind != WEFT__COLL_ALLREDUCE ||
               s->ipc_export(k->dev->ctx, out, outb, k->me.out) == WEFT_SUCCESS);
     if (!ok)
@@ -568,7 +566,7 @@ static weft_result_t run_staged(weft__coll_t *w, devcall_t *k)
     k->c = NULL;
     w->phase = P_STAGED;
     if ((rc = k->stage(k->comm, child, k->kind, k->tune_bytes, k->even, k->tuned,
-                       k->any_device, &child)) != WEFT_SUCCESS)
+                       k->sdev, k->rdev, &child)) != WEFT_SUCCESS)
         return rc;
     return weft__coll_run_child(w, child);
 }
@@ -647,7 +645,7 @@ static void devcall_free(void *p)
 }
 
 weft_result_t weft__coll_device_new(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
-                                    size_t tune_bytes, int even, int tuned, int any_device,
+                                    size_t tune_bytes, int even, int tuned, int sdev, int rdev,
                                     weft__coll_stage_fn stage, weft__coll_t **out)
 {
     size_t n = (size_t)comm->size;
@@ -658,7 +656,7 @@ weft_result_t weft__coll_device_new(weft_comm_t comm, weft__coll_t *c, weft__col
     if (k) {
         *k = (devcall_t){ .comm = comm, .d = comm_state(comm), .kind = kind, .c = c,
                           .tune_bytes = tune_bytes, .even = even, .tuned = tuned,
-                          .stage = stage, .any_device = any_device };
+                          .stage = stage, .sdev = sdev, .rdev = rdev };
         k->recs = calloc(n, sizeof(*k->recs));
         k->vlayout = calloc(2 * n, sizeof(*k->vlayout));
         k->tokens = calloc(2 * n, sizeof(*k->tokens));

@@ -20,22 +20,23 @@ int weft__coll_device_joins(weft_comm_t comm, const weft__coll_t *c, weft__coll_
 
 /* How the engine stages a call the ranks cannot all run GPU to GPU
  * (coll_stage.c gives it): the collective, not yet started, that runs c
- * with its device buffers staged through host memory, its inputs copied
- * in already (*child is c itself where no buffer is device memory:
- * any_device 0 says so without asking); its algorithm chosen for
- * tune_bytes and even unless tuned. c is freed on failure. */
+ * with its device buffers staged through host memory (sdev, rdev:
+ * whether sendbuf and recvbuf are, as the entry point found), its inputs
+ * copied in already (*child is c itself where neither is); its
+ * algorithm chosen for tune_bytes and even unless tuned. c is freed on
+ * failure. */
 typedef weft_result_t (*weft__coll_stage_fn)(weft_comm_t comm, weft__coll_t *c,
                                              weft__coll_kind_t kind, size_t tune_bytes,
-                                             int even, int tuned, int any_device,
+                                             int even, int tuned, int sdev, int rdev,
                                              weft__coll_t **child);
 
 /* The collective that runs c (which it takes over) GPU to GPU where all
  * ranks can, else as stage makes it: *out, to start with
- * weft__coll_launch_now. any_device: whether any of c's buffers on this
- * rank is device memory (0: this rank says no without asking the driver
- * again). c is freed on failure. */
+ * weft__coll_launch_now. sdev, rdev: whether c's sendbuf and recvbuf on
+ * this rank are device memory, as the entry point asked the driver (the
+ * engine does not ask again). c is freed on failure. */
 weft_result_t weft__coll_device_new(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
-                                    size_t tune_bytes, int even, int tuned, int any_device,
+                                    size_t tune_bytes, int even, int tuned, int sdev, int rdev,
                                     weft__coll_stage_fn stage, weft__coll_t **out);
 
 #endif /* WEFT_CORE_API_COLL_DEVICE_H */

@@ -418,24 +418,19 @@ static void device_stream_release(void *arg)
  * the collective, not yet started, that runs c with its device buffers
  * staged through host memory, the inputs copied in before it returns. */
 static weft_result_t stage_child(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
-                                 size_t tune_bytes, int even, int tuned, int any_device,
+                                 size_t tune_bytes, int even, int tuned, int sdev, int rdev,
                                  weft__coll_t **child)
 {
     weft__plugin_t *dev = weft__plugins_device(&comm->inst->wire.plugins);
     weft__stream_copy_t in[2], out[1];
-    int nin = 0, nout = 0, sdev = 0, rdev = 0;
+    int nin = 0, nout = 0;
     weft_result_t rc = WEFT_SUCCESS;
     extent_t x;
     stage_t *s;
 
-    if (any_device && extent_of(c, kind, comm, &x) == 0) {
-        sdev = x.sbytes ? on_device(dev, c->sendbuf, kind, "sendbuf", &rc) : 0;
-        rdev = x.rbytes && sdev >= 0 ? on_device(dev, c->recvbuf, kind, "recvbuf", &rc) : 0;
-    }
-    if (sdev < 0 || rdev < 0) {
-        weft__coll_free(c);
-        return rc;
-    }
+    /* every kind the engine takes is one extent_of knows */
+    if (extent_of(c, kind, comm, &x) != 0)
+        sdev = rdev = 0;
     if (!sdev && !rdev) {
         if (!tuned)
             weft__tune_choose(c, comm, kind, tune_bytes, even);
@@ -466,7 +461,7 @@ static weft_result_t stage_child(weft_comm_t comm, weft__coll_t *c, weft__coll_k
 }
 
 static weft_result_t device_launch(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
-                                   size_t tune_bytes, int even, int tuned, int any_device,
+                                   size_t tune_bytes, int even, int tuned, int sdev, int rdev,
                                    weft_request_t *req)
 {
     char fn[48];
@@ -478,7 +473,7 @@ static weft_result_t device_launch(weft_comm_t comm, weft__coll_t *c, weft__coll
         weft__coll_free(c);
         return rc;
     }
-    if ((rc = weft__coll_device_new(comm, c, kind, tune_bytes, even, tuned, any_device,
+    if ((rc = weft__coll_device_new(comm, c, kind, tune_bytes, even, tuned, sdev, rdev,
                                     stage_child, &w)) != WEFT_SUCCESS)
         return rc;
     if (!comm->stream)
@@ -525,7 +520,7 @@ static weft_result_t stage_launch(weft_comm_t comm, weft__coll_t *c, weft__coll_
     /* GPU to GPU inside the node, where every rank can (coll_device.c);
      * every rank of such a call takes part, whatever its buffers. */
     if (weft__coll_device_joins(comm, c, kind))
-        return device_launch(comm, c, kind, tune_bytes, even, tuned, sdev || rdev, req);
+        return device_launch(comm, c, kind, tune_bytes, even, tuned, sdev, rdev, req);
     /* Host memory and no stream, the common case: as if no device. */
     if (!sdev && !rdev && !comm->stream) {
         if (!tuned)
