@@ -29,11 +29,13 @@ if [ -e "$top/plugins/shm/.libs/weft-shm.so" ]; then
     local_transport=shm
 fi
 between=${between:-sockets}
+# need FILE WHAT: skip the test where FILE, which is WHAT, was not built.
+need() {
+    [ -e "$1" ] || { echo "SKIP: $2 is not built"; exit 77; }
+}
 if [ "$between" = ib-verbs ]; then
-    [ -e "$top/plugins/ib-verbs/.libs/weft-ib-verbs.so" ] ||
-        { echo "SKIP: the ib-verbs transport is not built"; exit 77; }
-    [ -e "$top/tests/swrdma/.libs/libibverbs.so.1" ] ||
-        { echo "SKIP: the software RDMA device is not built"; exit 77; }
+    need "$top/plugins/ib-verbs/.libs/weft-ib-verbs.so" "the ib-verbs transport"
+    need "$top/tests/swrdma/.libs/libibverbs.so.1" "the software RDMA device"
     plugins=$plugins:$top/plugins/ib-verbs/.libs
     WEFT_TRANSPORTS=$local_transport,ib-verbs
     WEFT_IBVERBS_LIB=$top/tests/swrdma/.libs/libibverbs.so.1
@@ -49,10 +51,8 @@ coll/mp_overlap
 comm/mp_comm split group node dup mesh"
 if [ "${gpu:-0}" = 1 ]; then
     [ "$between" = ib-verbs ] || { echo "hosts.sh: gpu=1 needs between=ib-verbs"; exit 99; }
-    [ -e "$top/plugins/cuda-ipc/.libs/weft-cuda-ipc.so" ] ||
-        { echo "SKIP: the cuda-ipc plugin is not built"; exit 77; }
-    [ -e "$top/tests/fakecuda/.libs/libfakecuda.so" ] ||
-        { echo "SKIP: the CUDA test double is not built"; exit 77; }
+    need "$top/plugins/cuda-ipc/.libs/weft-cuda-ipc.so" "the cuda-ipc plugin"
+    need "$top/tests/fakecuda/.libs/libfakecuda.so" "the CUDA test double"
     plugins=$plugins:$top/plugins/cuda-ipc/.libs
     WEFT_TRANSPORTS=$WEFT_TRANSPORTS,cuda-ipc
     WEFT_CUDA_DRIVER=$top/tests/fakecuda/.libs/libfakecuda.so
