@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * hostid.c: the identity of this node.
+ * hostid.c: the identity of this node, and of the machine under it.
  */
 #include "config.h"
 
@@ -12,7 +12,7 @@
 #include "core/base/error.h"
 #include "topo/topo.h"
 
-static void read_boot_id(char *buf, size_t cap)
+void weft__topo_machine_id(char *buf, size_t cap)
 {
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
 
@@ -39,7 +39,7 @@ weft_result_t weft__topo_host_id(char *buf, size_t cap)
     if (gethostname(host, sizeof(host)) != 0)
         return weft__error(WEFT_ERR_SYSTEM, "gethostname failed: %m");
     host[sizeof(host) - 1] = '\0';
-    read_boot_id(boot, sizeof(boot));
+    weft__topo_machine_id(boot, sizeof(boot));
     snprintf(buf, cap, "%s/%s", host, boot[0] ? boot : "noboot");
     return WEFT_SUCCESS;
 }

@@ -30,6 +30,12 @@
  * with the same host name on different machines are told apart. */
 weft_result_t weft__topo_host_id(char *buf, size_t cap);
 
+/* The running kernel's boot id: one machine, whatever WEFT_HOSTID says,
+ * so equal on simulated hosts and containers that share its cores. ""
+ * where /proc does not tell. */
+#define WEFT__MACHINE_ID_MAX 40
+void weft__topo_machine_id(char *buf, size_t cap);
+
 /* ------------------------------------------------------------- the model */
 
 #define WEFT__TOPO_NAME_MAX 32
@@ -145,6 +151,9 @@ void weft__topo_needs_string(uint64_t needs, char *buf, size_t cap);
  * active port (else any NIC) of the binding's NUMA node or the machine. */
 typedef struct weft__topo_summary {
     char host_id[WEFT__HOSTID_MAX];
+    char machine[WEFT__MACHINE_ID_MAX]; /* weft__topo_machine_id */
+    int32_t cpu;                        /* the one CPU it may run on, -1 if several */
+    int32_t ncpus;                      /* CPUs it may run on, 0 unknown */
     int32_t numa;                       /* NUMA node of the binding, -1 */
     int32_t package;                    /* package of that node, -1 */
     uint16_t ngpus, nnics, nrdma_active;
@@ -155,7 +164,7 @@ typedef struct weft__topo_summary {
 /* Bytes of an encoded summary (fixed width, little-endian, no host id:
  * the address record carries that already). */
 #define WEFT__TOPO_SUMMARY_WIRE (4 + 4 + 2 + 2 + 2 + 2 + WEFT__TOPO_BUSID_MAX + \
-                                 WEFT__TOPO_NAME_MAX)
+                                 WEFT__TOPO_NAME_MAX + WEFT__MACHINE_ID_MAX + 4 + 4)
 
 void weft__topo_summarize(const weft__topo_t *topo, const char *host_id,
                           weft__topo_summary_t *out);
@@ -163,14 +172,22 @@ void weft__topo_summary_encode(const weft__topo_summary_t *s, unsigned char *wir
 /* host_id is copied in; the wire's strings are cut to their fields. */
 void weft__topo_summary_decode(const unsigned char *wire, const char *host_id,
                                weft__topo_summary_t *out);
-/* What two ranks share: every bit that holds. */
+/* What two ranks share: every bit that holds. MACHINE and CPU hold
+ * between nodes too (simulated hosts of one machine). */
 enum {
     WEFT__TOPO_SHARE_NODE = 1 << 0,
     WEFT__TOPO_SHARE_NUMA = 1 << 1,
     WEFT__TOPO_SHARE_GPU = 1 << 2,
-    WEFT__TOPO_SHARE_NIC = 1 << 3
+    WEFT__TOPO_SHARE_NIC = 1 << 3,
+    WEFT__TOPO_SHARE_MACHINE = 1 << 4,  /* one running kernel */
+    WEFT__TOPO_SHARE_CPU = 1 << 5       /* both pinned to the same one CPU */
 };
 unsigned weft__topo_shared(const weft__topo_summary_t *a, const weft__topo_summary_t *b);
+/* Whether rank me of the n ranks at *ranks[i] competes with other ranks
+ * of the job for its cores: pinned to one CPU, when another rank of its
+ * machine is pinned to the same; otherwise when its machine's ranks
+ * outnumber the CPUs it may run on. */
+int weft__topo_cores_shared(const weft__topo_summary_t *const *ranks, int n, int me);
 
 /* How near a device is to this rank, nearest first. */
 typedef enum weft__topo_nearness {

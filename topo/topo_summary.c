@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,6 +46,21 @@ static const weft__topo_dev_t *rank_nic(const weft__topo_t *topo)
     return best;
 }
 
+/* The CPUs this process may run on now (a launcher binds before exec). */
+static void rank_cpus(weft__topo_summary_t *out)
+{
+    cpu_set_t set;
+
+    out->cpu = -1;
+    out->ncpus = 0;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0)
+        return;
+    out->ncpus = CPU_COUNT(&set);
+    for (int c = 0; out->ncpus == 1 && c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set))
+            out->cpu = c;
+}
+
 void weft__topo_summarize(const weft__topo_t *topo, const char *host_id,
                           weft__topo_summary_t *out)
 {
@@ -52,6 +68,8 @@ void weft__topo_summarize(const weft__topo_t *topo, const char *host_id,
 
     memset(out, 0, sizeof(*out));
     snprintf(out->host_id, sizeof(out->host_id), "%s", host_id ? host_id : "");
+    weft__topo_machine_id(out->machine, sizeof(out->machine));
+    rank_cpus(out);
     out->numa = topo->bind_numa;
     out->package = -1;
     for (int i = 0; i < topo->nnuma && i < WEFT__TOPO_NUMA_MAX; i++)
@@ -93,7 +111,8 @@ static uint16_t get_u16(const unsigned char *p)
 }
 
 /* Wire layout: numa, package (int32), ngpus, nnics, nrdma_active, 0
- * (uint16), gpu, nic (NUL-padded). */
+ * (uint16), gpu, nic, machine (NUL-padded), cpu, ncpus (int32). */
+#define WIRE_MACHINE (16 + WEFT__TOPO_BUSID_MAX + WEFT__TOPO_NAME_MAX)
 void weft__topo_summary_encode(const weft__topo_summary_t *s, unsigned char *wire)
 {
     memset(wire, 0, WEFT__TOPO_SUMMARY_WIRE);
@@ -104,6 +123,9 @@ void weft__topo_summary_encode(const weft__topo_summary_t *s, unsigned char *wir
     put_u16(wire + 12, s->nrdma_active);
     memcpy(wire + 16, s->gpu, strnlen(s->gpu, WEFT__TOPO_BUSID_MAX - 1));
     memcpy(wire + 16 + WEFT__TOPO_BUSID_MAX, s->nic, strnlen(s->nic, WEFT__TOPO_NAME_MAX - 1));
+    memcpy(wire + WIRE_MACHINE, s->machine, strnlen(s->machine, WEFT__MACHINE_ID_MAX - 1));
+    put_u32(wire + WIRE_MACHINE + WEFT__MACHINE_ID_MAX, (uint32_t)s->cpu);
+    put_u32(wire + WIRE_MACHINE + WEFT__MACHINE_ID_MAX + 4, (uint32_t)s->ncpus);
 }
 
 void weft__topo_summary_decode(const unsigned char *wire, const char *host_id,
@@ -118,14 +140,30 @@ void weft__topo_summary_decode(const unsigned char *wire, const char *host_id,
     out->nrdma_active = get_u16(wire + 12);
     memcpy(out->gpu, wire + 16, WEFT__TOPO_BUSID_MAX - 1);
     memcpy(out->nic, wire + 16 + WEFT__TOPO_BUSID_MAX, WEFT__TOPO_NAME_MAX - 1);
+    memcpy(out->machine, wire + WIRE_MACHINE, WEFT__MACHINE_ID_MAX - 1);
+    out->cpu = (int32_t)get_u32(wire + WIRE_MACHINE + WEFT__MACHINE_ID_MAX);
+    out->ncpus = (int32_t)get_u32(wire + WIRE_MACHINE + WEFT__MACHINE_ID_MAX + 4);
+}
+
+/* One running kernel; without boot ids, one node. */
+static int same_machine(const weft__topo_summary_t *a, const weft__topo_summary_t *b)
+{
+    if (a->machine[0] && b->machine[0])
+        return !strcmp(a->machine, b->machine);
+    return !strcmp(a->host_id, b->host_id);
 }
 
 unsigned weft__topo_shared(const weft__topo_summary_t *a, const weft__topo_summary_t *b)
 {
     unsigned s = 0;
 
+    if (same_machine(a, b)) {
+        s |= WEFT__TOPO_SHARE_MACHINE;
+        if (a->cpu >= 0 && a->cpu == b->cpu)
+            s |= WEFT__TOPO_SHARE_CPU;
+    }
     if (strcmp(a->host_id, b->host_id))
-        return 0;
+        return s;
     s |= WEFT__TOPO_SHARE_NODE;
     if (a->numa >= 0 && a->numa == b->numa)
         s |= WEFT__TOPO_SHARE_NUMA;
@@ -134,6 +172,21 @@ unsigned weft__topo_shared(const weft__topo_summary_t *a, const weft__topo_summa
     if (a->nic[0] && !strcmp(a->nic, b->nic))
         s |= WEFT__TOPO_SHARE_NIC;
     return s;
+}
+
+int weft__topo_cores_shared(const weft__topo_summary_t *const *ranks, int n, int me)
+{
+    const weft__topo_summary_t *mine = ranks[me];
+    int on_machine = 0;
+
+    for (int i = 0; i < n; i++) {
+        unsigned s = weft__topo_shared(mine, ranks[i]);
+
+        if (i != me && (s & WEFT__TOPO_SHARE_CPU))
+            return 1;
+        on_machine += (s & WEFT__TOPO_SHARE_MACHINE) != 0;
+    }
+    return mine->cpu < 0 && mine->ncpus > 0 && on_machine > mine->ncpus;
 }
 
 weft__topo_nearness_t weft__topo_nearness(const weft__topo_t *topo, const char *name)

@@ -57,7 +57,7 @@ typedef struct weft__instance {
     weft__progress_hook_t background_hooks[WEFT__PROGRESS_HOOKS_MAX];
     int npass_hooks, nbackground_hooks;
 
-    int oversubscribed;              /* 0 unknown, 1 more local ranks than cores, -1 not */
+    int oversubscribed;              /* 0 unknown, 1 competes for its cores, -1 not */
     /* Doorbells (doorbell.c): this rank's FIFO, -1 until opened, and the
      * peers' opened for ringing (by world rank, under lock). */
     int bell_fd;

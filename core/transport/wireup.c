@@ -85,8 +85,9 @@ void weft__wireup_init(weft__wireup_t *wire, int rank, int size, const char *mas
  * record is read the same way everywhere.
  */
 #define ADDR_RECORD_MAGIC 0x77656674u /* "weft" */
-/* 2: the rank's topology summary follows the host id. */
-#define ADDR_RECORD_VERSION 2u
+/* 2: the rank's topology summary follows the host id. 3: the summary
+ * names the machine and the rank's CPUs. */
+#define ADDR_RECORD_VERSION 3u
 
 struct addr_entry {
     char name[WEFT__PLUGIN_NAME_MAX];
@@ -256,6 +257,7 @@ weft_result_t weft__wireup_connect(weft__wireup_t *wire)
     const weft__plugin_t *used[WEFT__PLUGIN_MAX];
     char line[1024];
     size_t o = 0;
+    weft_result_t rc_cores;
 
     wire->peers = calloc((size_t)wire->size, sizeof(*wire->peers));
     if (!wire->peers)
@@ -279,6 +281,8 @@ weft_result_t weft__wireup_connect(weft__wireup_t *wire)
                 wire->peers[w].device_services = 1;
     }
     weft__wireup_drop_unneeded(wire);
+    if ((rc_cores = weft__wireup_cores(wire)) != WEFT_SUCCESS)
+        return rc_cores;
     for (int w = 0; w < wire->size; w++) {
         struct addr_record rec;
         size_t len;

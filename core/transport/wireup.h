@@ -44,6 +44,9 @@ typedef struct weft__wireup {
     weft__bootstrap_t *boot;
     weft__peer_t *peers;             /* size entries, indexed by world rank */
     int ntransports_used;            /* distinct plugins among peers */
+    /* Other ranks of the job compete for this rank's cores, whichever
+     * node each calls itself (wireup_topo.c): waiters yield. */
+    int cores_shared;
 } weft__wireup_t;
 
 /* Sets up wire for rank of size before the plugins load: the services the
@@ -63,6 +66,8 @@ weft_result_t weft__wireup_connect(weft__wireup_t *w);
  * the transports that need another rank on this node when there is none,
  * unless WEFT_TRANSPORTS forced them. */
 void weft__wireup_drop_unneeded(weft__wireup_t *w);
+/* Sets w->cores_shared from the ranks' summaries (weft__topo_cores_shared). */
+weft_result_t weft__wireup_cores(weft__wireup_t *w);
 /* After the transports are chosen: every rank publishes which transport
  * carries each of its pairs; with WEFT_DEBUG=INFO and TOPO or TRANSPORT
  * on, rank 0 logs the topology, each rank's place in it and the rank x

@@ -2,8 +2,8 @@
 /*
  * wireup_topo.c: what the wireup does with the topology once the ranks
  * know each other: drop transports that need a node-local peer where there
- * is none, and report where every rank runs and which transport carries
- * each pair of ranks.
+ * is none, tell whether ranks compete for this rank's cores, and report
+ * where every rank runs and which transport carries each pair of ranks.
  */
 #include "config.h"
 
@@ -44,6 +44,26 @@ void weft__wireup_drop_unneeded(weft__wireup_t *wire)
         WEFT_INFO(TRANSPORT, "%s: not applicable: no other rank on this node", pl->name);
         weft__plugins_drop(&wire->plugins, i, "no other rank on this node");
     }
+}
+
+weft_result_t weft__wireup_cores(weft__wireup_t *wire)
+{
+    const weft__topo_summary_t **all = malloc((size_t)wire->size * sizeof(*all));
+    const weft__topo_summary_t *me = &wire->peers[wire->rank].topo;
+
+    if (!all)
+        return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate %d summaries", wire->size);
+    for (int w = 0; w < wire->size; w++)
+        all[w] = &wire->peers[w].topo;
+    wire->cores_shared = weft__topo_cores_shared(all, wire->size, wire->rank);
+    free(all);
+    if (wire->cores_shared && me->cpu >= 0)
+        WEFT_INFO(TOPO, "another rank of this job is pinned to this rank's CPU %d: waits "
+                  "yield", me->cpu);
+    else if (wire->cores_shared)
+        WEFT_INFO(TOPO, "this job's ranks on this machine outnumber the %d CPUs this rank may "
+                  "use: waits yield", me->ncpus);
+    return WEFT_SUCCESS;
 }
 
 /* ------------------------------------------------------------ the matrix */
@@ -200,8 +220,11 @@ static void log_ranks(const weft__wireup_t *wire)
         unsigned share = weft__topo_shared(me, s);
 
         WEFT_INFO(TOPO, "  %4d: host %s, NUMA %d, %u GPUs, %u NICs (%u RDMA active), GPU %s, "
-                  "NIC %s;%s%s%s%s%s", w, s->host_id, s->numa, s->ngpus, s->nnics,
+                  "NIC %s, CPU %d of %d;%s%s%s%s%s%s%s", w, s->host_id, s->numa, s->ngpus,
+                  s->nnics,
                   s->nrdma_active, s->gpu[0] ? s->gpu : "-", s->nic[0] ? s->nic : "-",
+                  s->cpu, s->ncpus, share & WEFT__TOPO_SHARE_MACHINE ? " machine" : "",
+                  share & WEFT__TOPO_SHARE_CPU ? " CPU" : "",
                   share & WEFT__TOPO_SHARE_NODE ? " node" : "",
                   share & WEFT__TOPO_SHARE_NUMA ? " NUMA" : "",
                   share & WEFT__TOPO_SHARE_GPU ? " GPU" : "",

@@ -288,15 +288,76 @@ static void test_summary(void **state)
     assert_string_equal(c.nic, "mlx5_2");
     assert_int_equal(c.package, 1);
 
+    /* The machine and the CPUs are this process's, whatever the file. */
+    assert_true(c.ncpus >= 1);
+    assert_true(c.cpu == -1 || c.ncpus == 1);
+    c.cpu = 3;
+    c.ncpus = 1;
     weft__topo_summary_encode(&c, wire);
     weft__topo_summary_decode(wire, "nodeA", &b);
     assert_memory_equal(&b, &c, sizeof(b));
     assert_int_equal(weft__topo_shared(&b, &c), WEFT__TOPO_SHARE_NODE | WEFT__TOPO_SHARE_NUMA |
-                                                WEFT__TOPO_SHARE_GPU | WEFT__TOPO_SHARE_NIC);
-    assert_int_equal(weft__topo_shared(&a, &c), WEFT__TOPO_SHARE_NODE);
+                                                WEFT__TOPO_SHARE_GPU | WEFT__TOPO_SHARE_NIC |
+                                                WEFT__TOPO_SHARE_MACHINE | WEFT__TOPO_SHARE_CPU);
+    a.cpu = -1;
+    assert_int_equal(weft__topo_shared(&a, &c), WEFT__TOPO_SHARE_NODE | WEFT__TOPO_SHARE_MACHINE);
+    /* Another node name on the same machine: a simulated host. */
     weft__topo_summary_decode(wire, "nodeB", &b);
+    assert_int_equal(weft__topo_shared(&b, &c), WEFT__TOPO_SHARE_MACHINE | WEFT__TOPO_SHARE_CPU);
+    snprintf(b.machine, sizeof(b.machine), "another-boot-id");
     assert_int_equal(weft__topo_shared(&b, &c), 0);
     weft__topo_free(topo);
+}
+
+/* A rank's summary for test_cores_shared: its node, machine and CPUs. */
+static weft__topo_summary_t placed(const char *node, const char *machine, int cpu, int ncpus)
+{
+    weft__topo_summary_t s;
+
+    memset(&s, 0, sizeof(s));
+    snprintf(s.host_id, sizeof(s.host_id), "%s", node);
+    snprintf(s.machine, sizeof(s.machine), "%s", machine);
+    s.cpu = cpu;
+    s.ncpus = ncpus;
+    return s;
+}
+
+static void test_cores_shared(void **state)
+{
+    weft__topo_summary_t s[4];
+    const weft__topo_summary_t *all[4] = { &s[0], &s[1], &s[2], &s[3] };
+
+    /* Two simulated hosts of one 2-core machine, one rank each, pinned
+     * apart: nobody competes. */
+    s[0] = placed("h0", "m", 0, 1);
+    s[1] = placed("h1", "m", 1, 1);
+    assert_false(weft__topo_cores_shared(all, 2, 0));
+    assert_false(weft__topo_cores_shared(all, 2, 1));
+    /* Two ranks each: every core holds one rank of each host. */
+    s[0] = placed("h0", "m", 0, 1);
+    s[1] = placed("h0", "m", 1, 1);
+    s[2] = placed("h1", "m", 0, 1);
+    s[3] = placed("h1", "m", 1, 1);
+    for (int r = 0; r < 4; r++)
+        assert_true(weft__topo_cores_shared(all, 4, r));
+    /* The same pinning on two machines: nobody competes. */
+    s[2] = placed("h1", "m2", 0, 1);
+    s[3] = placed("h1", "m2", 1, 1);
+    for (int r = 0; r < 4; r++)
+        assert_false(weft__topo_cores_shared(all, 4, r));
+    /* Unpinned: the machine's ranks against the CPUs a rank may use. */
+    s[0] = placed("h0", "m", -1, 2);
+    s[1] = placed("h0", "m", -1, 2);
+    s[2] = placed("h1", "m", -1, 2);
+    assert_false(weft__topo_cores_shared(all, 2, 0));
+    assert_true(weft__topo_cores_shared(all, 3, 0));
+    /* Without boot ids, the node decides what a machine is. */
+    s[0] = placed("h0", "", 0, 1);
+    s[1] = placed("h1", "", 0, 1);
+    s[2] = placed("h0", "", 0, 1);
+    assert_false(weft__topo_cores_shared(all, 2, 0));
+    assert_true(weft__topo_cores_shared(all, 3, 0));
+    (void)state;
 }
 
 /* ------------------------------------------------- eligible transports */
@@ -519,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_env_file),
         cmocka_unit_test(test_unknown_need),
         cmocka_unit_test(test_summary),
+        cmocka_unit_test(test_cores_shared),
         cmocka_unit_test(test_eligible),
         cmocka_unit_test(test_print),
         cmocka_unit_test(test_places_cpu2s),
