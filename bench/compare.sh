@@ -7,6 +7,7 @@
 # Usage, from the top of a built tree:
 #   bench/compare.sh [-r REPS] [-n "2 4"] [-s "8 131072 2097152 33554432"]
 #                    [-o "pingpong bw allreduce broadcast allgather reduce_scatter alltoall"]
+#   bench/compare.sh -H "2 4" [-p "1 2"] [-r ...] [-s ...] [-o ...]
 # Each figure is the median of REPS runs (default 5) of the mean time of
 # one operation (the slowest rank's), after warm-up; the implementations
 # take turns, one run each, REPS times. pingpong is half a round trip
@@ -20,22 +21,31 @@
 # message.
 # Installs Open MPI's and MPICH's development packages and python3-torch
 # (Gloo, through torch.distributed) with apt-get when they are missing and
-# this runs as root. Also prints this machine's single-core memcpy
-# bandwidth and the 2-rank allreduce bus bandwidth at the largest size
-# next to it, and how fast data crosses between two cores before and
-# after the runs. A benchmark: figures, no verdict.
+# this runs as root.
+# -H "2 4" measures across that many simulated hosts instead (network
+# namespaces, as root), -p ranks on each (default "1 2"): shared memory
+# inside a host, TCP between, for weft, Open MPI and Gloo; MPICH's column
+# stays empty (see bench/compare_hosts.sh); pingpong and bw run only
+# with one rank a host, between hosts 0 and 1. Also prints this machine's
+# single-core memcpy bandwidth and the 2-rank allreduce bus bandwidth at
+# the largest size next to it, and how fast data crosses between two
+# cores before and after the runs. A benchmark: figures, no verdict.
 set -u
 reps=5
 ranks="2 4"
 sizes="8 131072 2097152 33554432"
 ops="pingpong bw allreduce broadcast allgather reduce_scatter alltoall"
-while getopts r:n:s:o: opt; do
+hosts=""
+per_host="1 2"
+while getopts r:n:s:o:H:p: opt; do
     case $opt in
     r) reps=$OPTARG ;;
     n) ranks=$OPTARG ;;
     s) sizes=$OPTARG ;;
     o) ops=$OPTARG ;;
-    *) sed -n '3,26p' "$0"; exit 2 ;;
+    H) hosts=$OPTARG ;;
+    p) per_host=$OPTARG ;;
+    *) sed -n '3,31p' "$0"; exit 2 ;;
     esac
 done
 top=$(pwd)
@@ -69,6 +79,12 @@ if ! "$python" -c 'import torch.distributed' >/dev/null 2>&1 &&
 fi
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
+if [ -n "$hosts" ]; then
+    . "$srcdir/bench/compare_hosts.sh"
+    hosts_setup "$(echo $hosts | tr ' ' '\n' | sort -n | tail -1)"
+    trap 'netns_cleanup; rm -rf "$tmp"' EXIT
+    trap 'exit 1' HUP INT TERM
+fi
 peers=""
 if command -v mpicc.openmpi >/dev/null 2>&1 &&
     mpicc.openmpi -O2 "$srcdir/bench/mpi_bench.c" -o "$tmp/ompi" 2>"$tmp/cc.log"; then
@@ -76,7 +92,9 @@ if command -v mpicc.openmpi >/dev/null 2>&1 &&
 else
     echo "Open MPI is not available: its column stays empty" >&2
 fi
-if command -v mpicc.mpich >/dev/null 2>&1 &&
+if [ -n "$hosts" ]; then
+    : # not across hosts (compare_hosts.sh)
+elif command -v mpicc.mpich >/dev/null 2>&1 &&
     mpicc.mpich -O2 "$srcdir/bench/mpi_bench.c" -o "$tmp/mpich" 2>>"$tmp/cc.log"; then
     peers="$peers mpich"
 else
@@ -116,10 +134,16 @@ warmup_for() { # iterations
     if [ "$1" -ge 25 ]; then echo $(($1 / 5)); else echo 5; fi
 }
 
-# One measurement in microseconds: $1 who, $2 ranks, $3 op, $4 bytes.
+# One measurement in microseconds: $1 who, $2 ranks (HOSTSxPER_HOST
+# across hosts), $3 op, $4 bytes.
 measure() {
     it=$(iters_for "$4")
     wu=$(warmup_for "$it")
+    case $2 in
+    *x*)
+        measure_hosts "$1" "${2%x*}" "${2#*x}" "$3" "$4" "$it" "$wu"
+        return ;;
+    esac
     case $1 in
     weft)
         # The CSV's times have a digit more than the table's (0.016, not
@@ -156,10 +180,26 @@ median() { # the median of the numbers on stdin
     sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 }
 
+# Across hosts, a configuration is HOSTSxPER_HOST.
+configs=$ranks
+if [ -n "$hosts" ]; then
+    configs=""
+    for h in $hosts; do
+        for p in $per_host; do
+            configs="$configs ${h}x$p"
+        done
+    done
+fi
 printf '%-15s %5s %10s %12s %12s %12s %12s %9s %9s %9s\n' op ranks bytes "weft (us)" \
     "ompi (us)" "mpich (us)" "gloo (us)" ompi/weft mpich/weft gloo/weft
-for n in $ranks; do
+for n in $configs; do
     for op in $ops; do
+        # Across hosts ranks 0 and 1 share host 0 unless it has one rank:
+        # point-to-point between hosts is measured with one rank a host.
+        case $op:$n in
+        pingpong:*x1 | bw:*x1) ;;
+        pingpong:*x* | bw:*x*) continue ;;
+        esac
         for bytes in $sizes; do
             line="$op $n $bytes"
             # Repetitions interleaved, each implementation once per turn:
@@ -184,7 +224,7 @@ for n in $ranks; do
                 r1 = ($4 != "-" && $5 != "-" && $4 > 0) ? sprintf("%.2f", $5 / $4) : "-";
                 r2 = ($4 != "-" && $6 != "-" && $4 > 0) ? sprintf("%.2f", $6 / $4) : "-";
                 r3 = ($4 != "-" && $7 != "-" && $4 > 0) ? sprintf("%.2f", $7 / $4) : "-";
-                printf "%-15s %5d %10d %12s %12s %12s %12s %9s %9s %9s\n", $1, $2, $3, $4, $5,
+                printf "%-15s %5s %10d %12s %12s %12s %12s %9s %9s %9s\n", $1, $2, $3, $4, $5,
                     $6, $7, r1, r2, r3 }'
         done
     done
