@@ -81,6 +81,27 @@ void bench_fill(bench_kind_t k, void *sb, void *rb, size_t count, const bench_op
 size_t bench_wrong(bench_kind_t k, const void *rb, size_t count, const bench_opts_t *o,
                    int rank, int n, int in_place);
 
+/* bench_measure.c: one operation at one size, collective over comm. */
+/* Device mirrors of the buffers (--memory cuda), or NULLs, and their bytes. */
+typedef struct bench_mirror {
+    void *sb, *rb;
+    size_t sbytes, rbytes;
+} bench_mirror_t;
+
+/* Exits 1 naming what failed on rank when rc is not success. */
+void bench_check(weft_result_t rc, const char *what, int rank);
+/* Runs o->warmup (and --warmup-ms of) untimed operations, then o->iters
+ * timed ones; their mean time in microseconds, the slowest rank's
+ * (pingpong: one way; bw: one message of the window). */
+double bench_measure(bench_kind_t k, void *sb, void *rb, size_t count, const bench_opts_t *o,
+                     int in_place, weft_comm_t comm);
+/* Fills the inputs, runs the operation once (on dev's copies unless dev is
+ * NULL or holds none) and returns the wrong elements summed over the
+ * ranks. */
+long long bench_wrong_elements(bench_kind_t k, void *sb, void *rb, size_t count,
+                               const bench_opts_t *o, int in_place, weft_comm_t comm,
+                               const bench_mirror_t *dev);
+
 /* bench_out.c: the report. */
 const char *bench_dtype_name(weft_dtype_t dt);
 const char *bench_redop_name(weft_op_t op);

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tools/bench.h"
@@ -207,81 +206,9 @@ static void write_report(const char *path, const bench_opts_t *o, int n,
     fclose(f);
 }
 
-static double now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 static void check(weft_result_t rc, const char *what)
 {
-    if (rc != WEFT_SUCCESS) {
-        fprintf(stderr, "weft-bench: rank %d: %s: %s (%s)\n", rank, what, weft_strerror(rc),
-                weft_last_error());
-        exit(1);
-    }
-}
-
-/* Mean time of one operation over the iterations, the slowest rank's. */
-static double measure(bench_kind_t k, void *sb, void *rb, size_t count, const bench_opts_t *o,
-                      int in_place, weft_comm_t world)
-{
-    const char *name;
-    double t0, t;
-
-    for (int i = 0; i < o->warmup; i++)
-        check(bench_run(k, sb, rb, count, o, in_place, world), bench_kind_name(k));
-    /* Then blocks of warm-up iterations until --warmup-ms passed, the
-     * ranks agreeing after each block (they must run the same number): a
-     * virtual machine's cores can run a burst of work slowly for its
-     * first tens of milliseconds. */
-    for (double start = now_us(), more = o->warmup_ms > 0; more > 0;) {
-        for (int i = 0; i < 8; i++)
-            check(bench_run(k, sb, rb, count, o, in_place, world), bench_kind_name(k));
-        more = now_us() - start < o->warmup_ms * 1e3;
-        check(weft_allreduce(WEFT_IN_PLACE, &more, 1, WEFT_FLOAT64, WEFT_MIN, world),
-              "allreduce");
-    }
-    check(weft_barrier(world), "barrier");
-    name = bench_kind_name(k); /* not looked up in the timed loop */
-    t0 = now_us();
-    for (int i = 0; i < o->iters; i++)
-        check(bench_run(k, sb, rb, count, o, in_place, world), name);
-    t = (now_us() - t0) / o->iters;
-    if (k == BENCH_PINGPONG)
-        t /= 2; /* one way of the round trip */
-    if (k == BENCH_BW)
-        t /= BENCH_BW_WINDOW; /* one message of the window */
-    check(weft_allreduce(WEFT_IN_PLACE, &t, 1, WEFT_FLOAT64, WEFT_MAX, world), "allreduce");
-    return t;
-}
-
-/* Device mirrors of the buffers (--memory cuda), or NULL, and their bytes. */
-typedef struct mirror {
-    void *sb, *rb;
-    size_t sbytes, rbytes;
-} mirror_t;
-
-static long long wrong_elements(bench_kind_t k, void *sb, void *rb, size_t count,
-                                const bench_opts_t *o, int in_place, int n, weft_comm_t world,
-                                const mirror_t *dev)
-{
-    long long wrong;
-
-    bench_fill(k, sb, rb, count, o, rank, n, in_place);
-    if (dev->sb) {
-        bench_cuda_to(dev->sb, sb, dev->sbytes);
-        bench_cuda_to(dev->rb, rb, dev->rbytes);
-        check(bench_run(k, dev->sb, dev->rb, count, o, in_place, world), bench_kind_name(k));
-        bench_cuda_from(rb, dev->rb, dev->rbytes);
-    } else {
-        check(bench_run(k, sb, rb, count, o, in_place, world), bench_kind_name(k));
-    }
-    wrong = (long long)bench_wrong(k, rb, count, o, rank, n, in_place);
-    check(weft_allreduce(WEFT_IN_PLACE, &wrong, 1, WEFT_INT64, WEFT_SUM, world), "allreduce");
-    return wrong;
+    bench_check(rc, what, rank);
 }
 
 int main(int argc, char **argv)
@@ -291,7 +218,7 @@ int main(int argc, char **argv)
     size_t esize = 0, send, recv;
     FILE *csv = NULL;
     void *sb, *rb;
-    mirror_t dev = { NULL, NULL, 0, 0 };
+    bench_mirror_t dev = { NULL, NULL, 0, 0 };
     long long total_wrong = 0;
     bench_result_t *results = NULL;
     size_t nresults = 0, cap = 0;
@@ -349,11 +276,11 @@ int main(int argc, char **argv)
                     bench_cuda_to(dev.sb, sb, dev.sbytes);
                     bench_cuda_to(dev.rb, rb, dev.rbytes);
                 }
-                t[p] = measure((bench_kind_t)k, dev.sb ? dev.sb : sb, dev.sb ? dev.rb : rb,
-                               count, &o, p, world);
+                t[p] = bench_measure((bench_kind_t)k, dev.sb ? dev.sb : sb,
+                                     dev.sb ? dev.rb : rb, count, &o, p, world);
                 if (o.check)
-                    wrong[p] = wrong_elements((bench_kind_t)k, sb, rb, count, &o, p, n, world,
-                                              &dev);
+                    wrong[p] = bench_wrong_elements((bench_kind_t)k, sb, rb, count, &o, p,
+                                                    world, &dev);
                 total_wrong += wrong[p];
             }
             if (rank == 0) {
