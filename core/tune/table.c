@@ -130,6 +130,19 @@ static void format_bytes(char *buf, size_t cap, size_t bytes)
         snprintf(buf, cap, "%zu", bytes);
 }
 
+int weft__tune_predict(const weft__tune_params_t *p, const weft__tune_shape_t *s, int id,
+                       size_t bytes, double *t)
+{
+    const weft__algo_t *a = &weft__algos[id];
+    weft__tune_cost_fn cost = weft__tune_cost_of(id);
+
+    if (!cost || !weft__tune_applies(a, s, 1, bytes) ||
+        (a->hierarchical && (s->nodes < 2 || s->per_node < 2)))
+        return 0;
+    *t = cost(p, s, bytes);
+    return 1;
+}
+
 /* The rows of one operation: a size per line, each algorithm's predicted
  * microseconds (a dash where it has no model or does not apply) and the
  * choice. */
@@ -165,12 +178,10 @@ static void print_kind(FILE *f, const weft__tune_params_t *p, const weft__tune_s
         format_bytes(size, sizeof(size), bytes);
         len = snprintf(line, sizeof(line), "%-14s %6s", "", size);
         for (int i = first; i < n && (int)algos[i].kind == kind; i++) {
-            weft__tune_cost_fn cost = weft__tune_cost_of(i);
+            double t;
 
-            if (cost && weft__tune_applies(&algos[i], s, 1, bytes) &&
-                (!algos[i].hierarchical || (s->nodes > 1 && s->per_node > 1)))
-                len += snprintf(line + len, sizeof(line) - (size_t)len, " %12.1f",
-                                cost(p, s, bytes) * 1e6);
+            if (weft__tune_predict(p, s, i, bytes, &t))
+                len += snprintf(line + len, sizeof(line) - (size_t)len, " %12.1f", t * 1e6);
             else
                 len += snprintf(line + len, sizeof(line) - (size_t)len, " %12s", "-");
         }

@@ -117,6 +117,12 @@ int weft__tune_best(const weft__tune_params_t *p, const weft__tune_shape_t *s, i
  * Not thread safe for one comm, as a communicator is used by one thread
  * at a time. */
 int weft__tune_pick(struct weft_comm *comm, int kind, size_t bytes, int even);
+/* Whether the table predicts a time for algorithm id at bytes on shape s
+ * with equal blocks on every rank: it has a cost formula, it applies, and
+ * it is not node-aware unless s spans several nodes of several ranks
+ * (weft__tune_best's candidates); the predicted seconds in *t then. */
+int weft__tune_predict(const weft__tune_params_t *p, const weft__tune_shape_t *s, int id,
+                       size_t bytes, double *t);
 /* The size bucket of bytes: b for 2^(b-1) < bytes <= 2^b (0 for 0 and 1). */
 int weft__tune_bucket(size_t bytes);
 /* The shape of comm. */

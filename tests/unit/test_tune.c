@@ -465,6 +465,39 @@ static void table_prints_every_modelled_algorithm(void **state)
     free(text);
 }
 
+/* weft-bench --tune measures the algorithms weft__tune_predict times and
+ * marks weft__tune_best's choice among them: the choice must be one of
+ * them, the fastest predicted (the lower id on a tie), and the time
+ * weft__tune_best reports its prediction. */
+static void the_choice_is_the_fastest_predicted(void **state)
+{
+    weft__tune_params_t p;
+
+    (void)state;
+    textbook(&p);
+    for (size_t s = 0; s < NSHAPES; s++)
+        for (int k = 0; k < WEFT__COLL_NKINDS; k++)
+            for (size_t bytes = 8; bytes <= (64u << 20); bytes *= 8) {
+                double t_best = 0, t, fastest_t = 0;
+                int best = weft__tune_best(&p, &shapes[s], k, bytes, 1, 0, &t_best);
+                int fastest = -1;
+
+                for (int i = 0; i < WEFT__ALGO_COUNT; i++) {
+                    if ((int)weft__algos[i].kind != k ||
+                        !weft__tune_predict(&p, &shapes[s], i, bytes, &t))
+                        continue;
+                    assert_true(t >= 0);
+                    if (fastest < 0 || t < fastest_t) {
+                        fastest = i;
+                        fastest_t = t;
+                    }
+                }
+                assert_int_equal(best, fastest);
+                if (best >= 0)
+                    assert_true(t_best == fastest_t);
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -482,6 +515,7 @@ int main(void)
         cmocka_unit_test(cache_file_round_trips),
         cmocka_unit_test(malformed_cache_file_is_refused),
         cmocka_unit_test(table_prints_every_modelled_algorithm),
+        cmocka_unit_test(the_choice_is_the_fastest_predicted),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
