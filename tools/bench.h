@@ -57,10 +57,15 @@ void bench_cuda_free(void *dev);
 void bench_cuda_to(void *dev, const void *host, size_t bytes);
 void bench_cuda_from(void *host, const void *dev, size_t bytes);
 
-/* bench_tune.c: --tune. Before weft_init; then measures the tuner's
- * parameters and writes them to path (rank 0); 0 on success. */
+/* bench_tune.c: --tune. Before weft_init; then, on every rank, measures
+ * the tuner's parameters, writes them to o->tune (rank 0), prints the
+ * predicted table and runs bench_tune_measure; 0 on success. */
 void bench_tune_prepare(void);
-int bench_tune(weft_comm_t world, const char *path);
+int bench_tune(weft_comm_t world, const bench_opts_t *o);
+/* bench_tune_measure.c: every algorithm the table predicts for the
+ * operations and sizes of o, forced and measured on a duplicate of world,
+ * against its prediction (rank 0 prints); 0 when every result was right. */
+int bench_tune_measure(weft_comm_t world, const bench_opts_t *o);
 
 /* bench_ops.c: the operations. */
 const char *bench_kind_name(bench_kind_t k);

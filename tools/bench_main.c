@@ -38,7 +38,9 @@ static void usage(FILE *f)
           "      --json FILE       also write every measurement to FILE as JSON\n"
           "      --plot FILE       draw busbw against size, one line per operation (SVG)\n"
           "      --tune FILE       measure the tuner's parameters, write them to FILE for\n"
-          "                        WEFT_TUNE_FILE, print the predicted times, and exit\n"
+          "                        WEFT_TUNE_FILE, print the predicted times, then time\n"
+          "                        every algorithm against them (-o all, -n 1000 at most\n"
+          "                        by default)\n"
           "  -m, --memory KIND     host, or cuda: the buffers in CUDA device memory (the\n"
           "                        driver of WEFT_CUDA_DRIVER or libcuda.so.1)\n"
           "  -h, --help\n", f);
@@ -112,9 +114,9 @@ static void parse(int argc, char **argv, bench_opts_t *o)
         { "memory", required_argument, NULL, 'm' }, { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
-    const char *ops = "allreduce", *algo = NULL;
+    const char *ops = NULL, *algo = NULL;
     char list[256], spec[512] = "", *save = NULL;
-    int c, v;
+    int c, v, iters_given = 0;
 
     *o = (bench_opts_t){ .min_bytes = 8, .max_bytes = 32u << 20, .factor = 2,
                          .dt = WEFT_FLOAT32, .redop = WEFT_SUM, .check = 1, .warmup = 5,
@@ -143,7 +145,7 @@ static void parse(int argc, char **argv, bench_opts_t *o)
         case 'c': o->check = parse_int(optarg, 0) != 0; break;
         case 'w': o->warmup = parse_int(optarg, 0); break;
         case 'W': o->warmup_ms = parse_int(optarg, 0); break;
-        case 'n': o->iters = parse_int(optarg, 1); break;
+        case 'n': o->iters = parse_int(optarg, 1); iters_given = 1; break;
         case 'a': algo = o->algo = optarg; break;
         case 'C': o->csv = optarg; break;
         case 'J': o->json = optarg; break;
@@ -160,6 +162,16 @@ static void parse(int argc, char **argv, bench_opts_t *o)
     }
     if (optind < argc)
         die("unexpected argument '%s'", argv[optind]);
+    /* --tune measures every algorithm of every collective; it times each
+     * for a few milliseconds, -n capping its iterations. */
+    if (!ops)
+        ops = o->tune ? "all" : "allreduce";
+    if (o->tune && !iters_given)
+        o->iters = 1000;
+    if (o->tune && algo)
+        die("-a %s: --tune forces every algorithm in turn", algo);
+    if (o->tune && o->cuda)
+        die("%s: --tune measures host memory", "-m cuda");
     if (o->min_bytes > o->max_bytes)
         die("%s: -b is larger than -e", "sizes");
     if (strlen(ops) >= sizeof(list))
@@ -176,6 +188,9 @@ static void parse(int argc, char **argv, bench_opts_t *o)
                 "reduce_scatter, alltoall, gather, scatter, pingpong, bw, all)", t);
         }
     }
+    for (int k = 0; k < BENCH_NKINDS; k++)
+        if (o->tune && o->kinds[k] && !algo_op((bench_kind_t)k))
+            die("--tune: %s has no choice of algorithm", bench_kind_name((bench_kind_t)k));
     if (algo) {
         for (int k = 0; k < BENCH_NKINDS; k++) {
             if (!o->kinds[k])
@@ -229,7 +244,7 @@ int main(int argc, char **argv)
         bench_tune_prepare();
     check(weft_init(NULL, &world), "weft_init");
     if (o.tune) {
-        int failed = bench_tune(world, o.tune);
+        int failed = bench_tune(world, &o);
 
         weft_comm_destroy(world);
         return failed;

@@ -38,8 +38,10 @@ check() {
 has() { grep -q -- "$1" "$tmp/out"; }
 count() { grep -c -- "$1" "$tmp/out"; }
 
-# --tune writes a file weft can load.
-timeout 120 "$WEFTRUN" -n 3 "$BENCH" --tune "$tmp/tune.txt" >"$tmp/out" 2>&1
+# --tune writes a file weft can load (and measures allreduce's algorithms
+# on a few sizes, which tests/coll/bench-tune.sh checks).
+timeout 120 "$WEFTRUN" -n 3 "$BENCH" --tune "$tmp/tune.txt" -o allreduce -e 64K -f 8 \
+    >"$tmp/out" 2>&1
 check "weft-bench --tune exits 0" test $? = 0
 check "the file has its header" grep -q '^weft-tune 1$' "$tmp/tune.txt"
 check "--tune prints the predicted table" has "-> rabenseifner\|-> rd\|-> ring"
