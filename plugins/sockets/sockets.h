@@ -53,6 +53,10 @@
  * message does not hold up the other connections. */
 #define SOCK_READ_BUDGET (4u << 20)
 #define SOCK_DISCARD_BYTES (64u << 10)
+/* A stream reads into its stage what follows the bytes it knows where to
+ * put: the next frames' headers and small payloads, many per system call
+ * (sockets_recv.c). */
+#define SOCK_STAGE_BYTES (8u << 10)
 
 #define SOCK_FRAME_START 1u             /* first frame of a message: tag valid */
 #define SOCK_FRAME_BYE 2u               /* the sender finalized */
@@ -156,6 +160,8 @@ struct sock_conn {
     struct sock_frame cur;              /* frame whose payload is being read */
     struct sock_msg *rmsg;
     size_t rdone;
+    unsigned char *stage;               /* SOCK_STAGE_BYTES, from the first read */
+    size_t stage_pos, stage_len;        /* bytes stage[stage_pos, stage_len) unread */
     /* writing */
     struct sock_hello whello;
     size_t hello_left;

@@ -109,6 +109,7 @@ void weft__sock_free_zombies(struct sock_ctx *ctx)
         struct sock_conn *c = ctx->zombies;
 
         ctx->zombies = c->next;
+        free(c->stage);
         free(c);
     }
 }

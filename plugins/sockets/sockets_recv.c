@@ -2,12 +2,16 @@
 /*
  * sockets_recv.c: the read side of a stream: hello, frame headers and
  * payload, which goes straight to the bound receive's buffer when there
- * is one. A readv that finishes a payload also takes the next header, so
- * a stream of small messages costs one system call per message.
+ * is one. What a read finds after the bytes it knows where to put goes
+ * into the stream's stage: a stream of small messages costs one system
+ * call for as many as have arrived, where it cost a call for each header
+ * and each payload and one more to find the socket empty (8-byte
+ * ping-pong between two hosts: 4 calls a message on the receiving side).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -122,86 +126,130 @@ static int would_block(void)
     return errno == EAGAIN || errno == EWOULDBLOCK;
 }
 
-/* Reads what c has, up to about budget payload bytes. */
+/* got payload bytes of c's frame are now at dst. */
+static void payload_got(struct sock_ctx *ctx, struct sock_conn *c, const unsigned char *dst,
+                        size_t got)
+{
+    struct sock_msg *m = c->rmsg;
+    size_t pos = c->cur.offset + c->rdone;
+
+    if (m->ubuf && dst == m->ubuf + pos)
+        weft__sock_msg_arrived(m, pos, pos + got);
+    m->got += got;
+    c->rdone += got;
+    if (c->rdone == c->cur.len)
+        frame_end(ctx, c);
+}
+
+/* The next step of c's state with bytes of its stage: header bytes, or
+ * payload copied to where it belongs. */
+static enum sock_rd consume(struct sock_ctx *ctx, struct sock_conn *c)
+{
+    size_t avail = c->stage_len - c->stage_pos, k;
+    const unsigned char *from = c->stage + c->stage_pos;
+
+    if (c->rstate == RS_HDR) {
+        k = tp_min(sizeof(c->rbuf.frame) - c->rgot, avail);
+        memcpy(c->rbuf.raw + c->rgot, from, k);
+        c->rgot += k;
+        c->stage_pos += k;
+        return c->rgot == sizeof(c->rbuf.frame) ? frame_begin(ctx, c) : SOCK_RD_OK;
+    }
+    {
+        size_t room;
+        unsigned char *dst = payload_target(ctx, c, &room);
+
+        k = tp_min(room, avail);
+        memcpy(dst, from, k);
+        c->stage_pos += k;
+        payload_got(ctx, c, dst, k);
+    }
+    return SOCK_RD_OK;
+}
+
+/* One read of c's socket in state RS_HDR or RS_PAYLOAD: payload straight
+ * to its place (up to *budget bytes) and, where the frame ends within
+ * the read, what follows into the stage. *drained: the socket had less
+ * than asked, so a further read would find nothing (the event loop is
+ * level-triggered: it reports what arrives later). */
+static enum sock_rd fill(struct sock_ctx *ctx, struct sock_conn *c, size_t *budget,
+                         int *drained)
+{
+    struct iovec iov[2];
+    unsigned char *dst = NULL;
+    size_t room = 0, asked;
+    int niov = 0;
+    ssize_t n;
+
+    if (!c->stage && !(c->stage = malloc(SOCK_STAGE_BYTES)))
+        return proto(c, "no memory for a receive stage");
+    c->stage_pos = c->stage_len = 0;
+    if (c->rstate == RS_PAYLOAD) {
+        dst = payload_target(ctx, c, &room);
+        room = tp_min(room, *budget);
+        iov[niov].iov_base = dst;
+        iov[niov++].iov_len = room;
+    }
+    if (c->rstate == RS_HDR || room == c->cur.len - c->rdone) {
+        iov[niov].iov_base = c->stage;
+        iov[niov++].iov_len = SOCK_STAGE_BYTES;
+    }
+    asked = room + (niov > 1 || !dst ? SOCK_STAGE_BYTES : 0);
+    do
+        n = readv(c->fd, iov, niov);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+        *drained = 1;
+        return n < 0 && would_block() ? SOCK_RD_OK : read_failed(c, n);
+    }
+    *drained = (size_t)n < asked;
+    if (dst) {
+        size_t got = tp_min((size_t)n, room);
+
+        *budget -= got;
+        payload_got(ctx, c, dst, got);
+        n -= (ssize_t)got;
+    }
+    c->stage_len = (size_t)n;
+    return SOCK_RD_OK;
+}
+
+/* Reads what c has, up to about budget payload bytes straight into
+ * receive buffers; what the stage took is handed out before returning. */
 enum sock_rd weft__sock_conn_read(struct sock_ctx *ctx, struct sock_conn *c, size_t budget)
 {
+    int drained = 0;
+
     while (!c->closed) {
-        ssize_t n;
+        enum sock_rd rd;
 
         if (c->rstate == RS_HELD)
             return SOCK_RD_OK;
-        if (c->rstate == RS_HELLO || c->rstate == RS_HDR) {
-            size_t need = c->rstate == RS_HELLO ? sizeof(c->rbuf.hello)
-                                                : sizeof(c->rbuf.frame);
+        if (c->stage_pos < c->stage_len) {
+            if ((rd = consume(ctx, c)) != SOCK_RD_OK)
+                return rd;
+            continue;
+        }
+        if (drained || (c->rstate == RS_PAYLOAD && budget == 0))
+            return SOCK_RD_OK;
+        if (c->rstate == RS_HELLO) {
+            /* Exactly the hello: a stream held until the job id is known
+             * must leave what follows in the socket, where the event
+             * loop sees it once the stream is let in. */
+            ssize_t n = recv(c->fd, c->rbuf.raw + c->rgot, sizeof(c->rbuf.hello) - c->rgot, 0);
 
-            n = recv(c->fd, c->rbuf.raw + c->rgot, need - c->rgot, 0);
             if (n <= 0) {
                 if (n < 0 && errno == EINTR)
                     continue;
                 return n < 0 && would_block() ? SOCK_RD_OK : read_failed(c, n);
             }
             c->rgot += (size_t)n;
-            if (c->rgot < need)
-                continue;
-            if (c->rstate == RS_HELLO) {
-                int rc = weft__sock_hello_check(ctx, c);
-
-                if (rc < 0)
-                    return SOCK_RD_REJECT;
-            } else {
-                enum sock_rd rd = frame_begin(ctx, c);
-
-                if (rd != SOCK_RD_OK)
-                    return rd;
-            }
+            if (c->rgot == sizeof(c->rbuf.hello) && weft__sock_hello_check(ctx, c) < 0)
+                return SOCK_RD_REJECT;
             continue;
         }
-        /* Payload, and the next header if the payload ends within this
-         * read. */
-        {
-            struct sock_msg *m = c->rmsg;
-            struct iovec iov[2];
-            size_t room, pos = c->cur.offset + c->rdone, left = c->cur.len - c->rdone;
-            unsigned char *dst;
-            int niov = 1;
-
-            if (budget == 0)
-                return SOCK_RD_OK;
-            dst = payload_target(ctx, c, &room);
-            room = tp_min(room, budget);
-            iov[0].iov_base = dst;
-            iov[0].iov_len = room;
-            if (room == left) {
-                iov[1].iov_base = c->rbuf.raw;
-                iov[1].iov_len = sizeof(c->rbuf.frame);
-                niov = 2;
-            }
-            n = readv(c->fd, iov, niov);
-            if (n <= 0) {
-                if (n < 0 && errno == EINTR)
-                    continue;
-                return n < 0 && would_block() ? SOCK_RD_OK : read_failed(c, n);
-            }
-            {
-                size_t got = tp_min((size_t)n, room);
-
-                if (m->ubuf && dst == m->ubuf + pos)
-                    weft__sock_msg_arrived(m, pos, pos + got);
-                m->got += got;
-                c->rdone += got;
-                budget -= tp_min(got, budget);
-                if (c->rdone < c->cur.len)
-                    continue;
-                frame_end(ctx, c);
-                c->rgot = (size_t)n - got;
-                if (c->rgot == sizeof(c->rbuf.frame)) {
-                    enum sock_rd rd = frame_begin(ctx, c);
-
-                    if (rd != SOCK_RD_OK)
-                        return rd;
-                }
-            }
-        }
+        if ((rd = fill(ctx, c, &budget, &drained)) != SOCK_RD_OK)
+            return rd;
     }
     return SOCK_RD_OK;
 }
