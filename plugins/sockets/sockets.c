@@ -199,7 +199,7 @@ static weft_result_t sock_connect(void *vctx, int peer, const void *addr, size_t
         p->next_start_id = 0;
         p->in_seen = 0;
         p->bye_msgs = 0;
-        p->bye_streams = 0;
+        p->bye_dialed = 0;
     }
     memcpy(&p->addr, addr, sizeof(p->addr));
     p->known = 1;
@@ -227,7 +227,7 @@ static weft_result_t sock_disconnect(void *vctx, int peer)
     p->next_start_id = 0;
     p->in_seen = 0;
     p->bye_msgs = 0;
-    p->bye_streams = 0;
+    p->bye_dialed = 0;
     return WEFT_SUCCESS;
 }
 

@@ -3,10 +3,12 @@
  * sockets.h: internals of the sockets transport, shared by its files.
  *
  * Wire design
- *   The sender dials: each ordered pair of ranks (sender, receiver) has its
- *   own set of 1 to SOCK_MAX_STREAMS TCP connections ("streams",
- *   WEFT_SOCKET_NSOCKS), opened lazily by the first send. A stream opens
- *   with a hello (magic, versions, job id, sender rank, stream index); the
+ *   A pair of ranks talks over 1 to SOCK_MAX_STREAMS TCP connections per
+ *   direction ("streams", WEFT_SOCKET_NSOCKS). The first send to a peer
+ *   picks, for each stream index, the connection it writes on for good:
+ *   the one the peer dialed when it is already accepted (the stream then
+ *   carries both directions), else one it dials now. A stream opens with
+ *   a hello (magic, versions, job id, dialer's rank, stream index); the
  *   accepting side closes it on any mismatch. Messages travel as frames:
  *   a header (message id, tag, total length, offset, chunk length) and at
  *   most `chunk` payload bytes. A message's first frame ("start", it
@@ -18,9 +20,11 @@
  *   in a socket buffer; with one, starts and chunks of the messages queued
  *   for a peer take turns.
  *
- *   The receiving side never writes to a stream except a goodbye frame at
- *   finalize: it tells the peer that the rank left on purpose, so its
- *   receives from any source are not failed as they are for a crash.
+ *   At finalize every connection carries a goodbye frame after this
+ *   rank's last data on it: it tells the peer that the rank left on
+ *   purpose, so its receives from any source are not failed as they are
+ *   for a crash, and which streams it had dialed (some may still wait in
+ *   the peer's listen backlog).
  *
  * Frames are in host byte order: a job runs one kind of machine, and the
  * hello's magic shows a mismatch.
@@ -43,7 +47,7 @@
 #define SOCK_NAME "sockets"
 #define SOCK_ADDR_MAGIC 0x5753434bu     /* address blob */
 #define SOCK_HELLO_MAGIC 0x57534831u    /* first bytes of every stream */
-#define SOCK_WIRE_VERSION 3u
+#define SOCK_WIRE_VERSION 4u
 #define SOCK_MAX_STREAMS 8
 #define SOCK_DEFAULT_CHUNK (512u << 10)
 #define SOCK_MIN_CHUNK 4096u
@@ -141,7 +145,9 @@ struct sock_conn {
     int fd;
     int peer;                           /* -1 until the hello (accepted side) */
     int stream;
-    int outgoing;                       /* dialed by us: we send on it */
+    int outgoing;                       /* dialed by us */
+    int tx;                             /* we write on it (peer->tx) */
+    int rx_data;                        /* dialed by us, and the peer writes on it too */
     int closed;
     int connecting;
     int wblocked;                       /* EPOLLOUT armed: waiting for room */
@@ -177,8 +183,15 @@ struct sock_peer {
     int lost;                           /* crashed: PEER_LOST from now on */
     int departed;                       /* said goodbye */
     int disconnected;                   /* disconnect() called: refuse its streams */
-    struct sock_conn *out[SOCK_MAX_STREAMS];
-    struct sock_conn *in[SOCK_MAX_STREAMS];
+    struct sock_conn *out[SOCK_MAX_STREAMS];  /* dialed by us */
+    struct sock_conn *in[SOCK_MAX_STREAMS];   /* dialed by the peer */
+    /* Where this rank writes stream k, chosen at the first send and kept,
+     * so that each stream's frames stay in order: the peer's in[k] when it
+     * dialed first, else out[k]. One connection carrying both directions
+     * lets each side's data carry its acknowledgements: two one-way
+     * connections cost a bare ACK segment per message (4 packets a round
+     * trip of a ping-pong between hosts, where 2 do). */
+    struct sock_conn *tx[SOCK_MAX_STREAMS];
     /* sending: every unfinished send in send order; next_start is the
      * first whose start frame is not handed out yet (the ones after it
      * are not either) */
@@ -188,15 +201,15 @@ struct sock_peer {
     int start_turn;
     uint64_t next_msg_id;
     uint64_t starts_written;            /* start frames wholly written, in order */
-    int streams_dialed;                 /* outgoing streams ever opened */
+    unsigned dialed;                    /* bit k: stream k ever dialed */
     /* receiving */
     uint64_t next_start_id;             /* lowest id a new start may carry */
     unsigned in_seen;                   /* bit k: its stream k was accepted */
-    /* What its goodbye said: it started bye_msgs messages to this rank, on
-     * bye_streams streams. Until they all arrived, it is not mute, even if
-     * a stream still waits in the listen backlog. */
+    /* What its goodbye said: it started bye_msgs messages to this rank, and
+     * dialed the streams of bye_dialed. Until they all arrived, it is not
+     * mute, even if a stream still waits in the listen backlog. */
     uint64_t bye_msgs;
-    int bye_streams;
+    unsigned bye_dialed;
     struct sock_msg *flight;
 };
 
@@ -255,13 +268,13 @@ enum sock_rd weft__sock_conn_read(struct sock_ctx *ctx, struct sock_conn *c, siz
 
 /* sockets_conn.c: connections, peers' fate and the event loop */
 void weft__sock_set_events(struct sock_ctx *ctx, struct sock_conn *c, uint32_t events);
-int weft__sock_dial(struct sock_ctx *ctx, int peer);
+int weft__sock_tx_open(struct sock_ctx *ctx, int peer);
 int weft__sock_hello_check(struct sock_ctx *ctx, struct sock_conn *c);
 void weft__sock_conn_close(struct sock_ctx *ctx, struct sock_conn *c);
 void weft__sock_conn_failed(struct sock_ctx *ctx, struct sock_conn *c, const char *what);
-/* The peer said goodbye: it had started msgs messages to this rank, on
- * streams streams. */
-void weft__sock_peer_departed(struct sock_ctx *ctx, int peer, uint64_t msgs, int streams);
+/* The peer said goodbye: it had started msgs messages to this rank, and
+ * dialed the streams of the mask dialed. */
+void weft__sock_peer_departed(struct sock_ctx *ctx, int peer, uint64_t msgs, unsigned dialed);
 void weft__sock_peer_close_all(struct sock_ctx *ctx, int peer);
 void weft__sock_say_goodbye(struct sock_ctx *ctx);
 void weft__sock_free_zombies(struct sock_ctx *ctx);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * sockets_conn.c: connections and the event loop. Streams are dialed by
- * the first send to a peer and accepted in progress(); the hello decides
- * whether an accepted one belongs to this job. What happens to a peer
+ * sockets_conn.c: connections and the event loop. The first send to a
+ * peer picks the streams it writes on: those the peer dialed, accepted
+ * in progress() already, else streams it dials (weft__sock_tx_open); the
+ * hello decides whether an accepted one belongs to this job. What happens to a peer
  * whose connection ends depends on how it ended: after its goodbye only
  * the operations with that peer fail, after a crash (EOF or error without
  * a goodbye) receives from any source fail too, as nothing tells whether
@@ -89,6 +90,8 @@ void weft__sock_conn_close(struct sock_ctx *ctx, struct sock_conn *c)
             p->out[c->stream] = NULL;
         if (!c->outgoing && p->in[c->stream] == c)
             p->in[c->stream] = NULL;
+        if (p->tx[c->stream] == c)
+            p->tx[c->stream] = NULL;
     }
     /* Off the live list onto the zombies: an event of the current batch
      * may still name it. */
@@ -142,7 +145,8 @@ static void departed_check(struct sock_ctx *ctx, int peer)
     if (p->next_start_id >= p->bye_msgs)
         weft__tp_match_fail_peer(&ctx->tp, peer, 0, WEFT_ERR_PEER_LOST);
     for (int k = 0; k < SOCK_MAX_STREAMS; k++)
-        if (p->in[k] || (k < p->bye_streams && !((p->in_seen >> k) & 1u)))
+        if (p->in[k] || (p->out[k] && p->out[k]->rx_data) ||
+            (((p->bye_dialed >> k) & 1u) && !((p->in_seen >> k) & 1u)))
             ended = 0;
     if (ended)
         weft__sock_msgs_fail(ctx, peer, WEFT_ERR_PEER_LOST);
@@ -151,7 +155,7 @@ static void departed_check(struct sock_ctx *ctx, int peer)
 /* The peer said goodbye on one of its connections. Its streams stay open
  * until they end, and those it opened that are not accepted yet will be,
  * for the bytes they still hold. */
-void weft__sock_peer_departed(struct sock_ctx *ctx, int peer, uint64_t msgs, int streams)
+void weft__sock_peer_departed(struct sock_ctx *ctx, int peer, uint64_t msgs, unsigned dialed)
 {
     struct sock_peer *p = &ctx->peers[peer];
 
@@ -159,8 +163,7 @@ void weft__sock_peer_departed(struct sock_ctx *ctx, int peer, uint64_t msgs, int
         TP_INFO(ctx, "rank %d finalized", peer);
         p->departed = 1;
         p->bye_msgs = msgs;
-        p->bye_streams = streams < 0 ? 0 : streams > SOCK_MAX_STREAMS ? SOCK_MAX_STREAMS
-                                                                      : streams;
+        p->bye_dialed = dialed & ((1u << SOCK_MAX_STREAMS) - 1);
         weft__sock_sends_fail(ctx, peer, WEFT_ERR_PEER_LOST);
     }
     departed_check(ctx, peer);
@@ -258,17 +261,27 @@ static int dial_one(struct sock_ctx *ctx, int peer, int stream)
     c->whello.stream = (uint32_t)stream;
     strncpy(c->whello.job_id, job, sizeof(c->whello.job_id) - 1);
     c->hello_left = sizeof(c->whello);
+    c->tx = 1;
     p->out[stream] = c;
-    p->streams_dialed = stream + 1 > p->streams_dialed ? stream + 1 : p->streams_dialed;
+    p->tx[stream] = c;
+    p->dialed |= 1u << stream;
     return 0;
 }
 
-/* Opens the streams to peer; -1 when that failed and the peer is lost. */
-int weft__sock_dial(struct sock_ctx *ctx, int peer)
+int weft__sock_tx_open(struct sock_ctx *ctx, int peer)
 {
+    struct sock_peer *p = &ctx->peers[peer];
+
     for (int k = 0; k < ctx->nsocks; k++) {
-        if (ctx->peers[peer].out[k])
+        struct sock_conn *in = p->in[k];
+
+        if (p->tx[k])
             continue;
+        if (in && !in->got_bye && !in->cut) {
+            in->tx = 1;
+            p->tx[k] = in;
+            continue;
+        }
         if (dial_one(ctx, peer, k) != 0) {
             char why[200], to[80];
             struct sockaddr_storage ss;
@@ -379,7 +392,8 @@ int weft__sock_hello_check(struct sock_ctx *ctx, struct sock_conn *c)
     /* A peer that left may still have streams in the backlog that it
      * opened before its goodbye: those are accepted, nothing after them. */
     if (p->lost || p->disconnected || p->in[h->stream] ||
-        (p->departed && ((int)h->stream >= p->bye_streams || ((p->in_seen >> h->stream) & 1u)))) {
+        (p->departed && (!((p->bye_dialed >> h->stream) & 1u) ||
+                         ((p->in_seen >> h->stream) & 1u)))) {
         reject(ctx, c, "rank %u is %s", h->rank, p->lost ? "lost" :
                p->disconnected ? "disconnected" : p->in[h->stream] ?
                "connected on that stream already" : "gone");
@@ -419,11 +433,11 @@ void weft__sock_say_goodbye(struct sock_ctx *ctx)
     memset(&bye, 0, sizeof(bye));
     bye.flags = SOCK_FRAME_BYE;
     for (struct sock_conn *c = ctx->conns; c; c = c->next) {
-        if (c->peer < 0 || (c->outgoing && !weft__sock_stream_idle(c)))
+        if (c->peer < 0 || (c->tx && !weft__sock_stream_idle(c)))
             continue;
         /* What the peer is still to receive from this rank. */
         bye.msg_id = ctx->peers[c->peer].starts_written;
-        bye.total = (uint64_t)ctx->peers[c->peer].streams_dialed;
+        bye.total = ctx->peers[c->peer].dialed;
         if (send(c->fd, &bye, sizeof(bye), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(bye))
             TP_TRACE(ctx, "no room for a goodbye to rank %d on stream %d", c->peer,
                      c->stream);
@@ -483,7 +497,7 @@ weft_result_t weft__sock_progress(void *vctx)
             if (c->closed)
                 continue;
         }
-        if (c->outgoing && !c->connecting && (e & EPOLLOUT)) {
+        if (c->tx && !c->connecting && (e & EPOLLOUT)) {
             c->wblocked = 0;
             weft__sock_pump(ctx, c->peer);
             if (c->closed)

@@ -64,12 +64,13 @@ static enum sock_rd frame_begin(struct sock_ctx *ctx, struct sock_conn *c)
     c->rgot = 0;
     if (f.flags == SOCK_FRAME_BYE) {
         c->got_bye = 1;
-        weft__sock_peer_departed(ctx, c->peer, f.msg_id,
-                                 f.total > SOCK_MAX_STREAMS ? SOCK_MAX_STREAMS : (int)f.total);
+        weft__sock_peer_departed(ctx, c->peer, f.msg_id, (unsigned)f.total);
         return SOCK_RD_OK;
     }
-    if (c->outgoing || c->got_bye)
-        return proto(c, "data where none was expected");
+    if (c->got_bye)
+        return proto(c, "data after the goodbye");
+    /* The peer writes on a stream this rank dialed (weft__sock_tx_open). */
+    c->rx_data |= c->outgoing;
     if (f.flags & ~SOCK_FRAME_START || f.len > f.total || f.offset > f.total - f.len ||
         f.total > SIZE_MAX)
         return proto(c, "a malformed frame header");

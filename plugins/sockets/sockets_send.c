@@ -203,7 +203,7 @@ int weft__sock_pump(struct sock_ctx *ctx, int peer)
     struct sock_peer *p = &ctx->peers[peer];
 
     for (int k = 0; k < SOCK_MAX_STREAMS; k++) {
-        struct sock_conn *c = p->out[k];
+        struct sock_conn *c = p->tx[k];
 
         if (!c || c->connecting || c->wblocked)
             continue;
@@ -222,7 +222,7 @@ void weft__sock_sends_fail(struct sock_ctx *ctx, int peer, weft_result_t status)
     struct sock_peer *p = &ctx->peers[peer];
 
     for (int k = 0; k < SOCK_MAX_STREAMS; k++) {
-        struct sock_conn *c = p->out[k];
+        struct sock_conn *c = p->tx[k];
 
         if (!c)
             continue;
@@ -266,7 +266,7 @@ weft_result_t weft__sock_isend(void *vctx, int peer, const void *buf, size_t len
         return rc;
     p = &ctx->peers[peer];
     sq_append(p, (struct sock_req *)r);
-    if (!p->out[0] && weft__sock_dial(ctx, peer) != 0)
+    if (!p->tx[0] && weft__sock_tx_open(ctx, peer) != 0)
         return WEFT_SUCCESS; /* the peer is lost, r completed with it */
     /* Small messages usually leave now, not at the next progress. */
     weft__sock_pump(ctx, peer);

@@ -310,6 +310,15 @@ static void test_ping_pong(void **state)
         free(in);
         free(back);
     }
+    /* Rank 1's replies went on the stream rank 0 dialed: one connection
+     * carries both directions, so each side's data acknowledges the
+     * other's (no bare ACK segments), and rank 1 dialed nothing. */
+    assert_non_null(sctx(1)->peers[0].in[0]);
+    assert_ptr_equal(sctx(1)->peers[0].tx[0], sctx(1)->peers[0].in[0]);
+    assert_null(sctx(1)->peers[0].out[0]);
+    assert_null(sctx(0)->peers[1].in[0]);
+    assert_ptr_equal(sctx(0)->peers[1].tx[0], sctx(0)->peers[1].out[0]);
+    assert_true(sctx(0)->peers[1].out[0]->rx_data);
 }
 
 static void test_match_masks(void **state)
