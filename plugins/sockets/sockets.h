@@ -6,8 +6,10 @@
  *   A pair of ranks talks over 1 to SOCK_MAX_STREAMS TCP connections per
  *   direction ("streams", WEFT_SOCKET_NSOCKS). The first send to a peer
  *   picks, for each stream index, the connection it writes on for good:
- *   the one the peer dialed when it is already accepted (the stream then
- *   carries both directions), else one it dials now. A stream opens with
+ *   for stream 0 the one the peer dialed when it is already accepted (the
+ *   stream then carries both directions), else one it dials now. The
+ *   bulk streams 1 and up stay one-way: both directions of bulk data on
+ *   one connection share its socket lock. A stream opens with
  *   a hello (magic, versions, job id, dialer's rank, stream index); the
  *   accepting side closes it on any mismatch. Messages travel as frames:
  *   a header (message id, tag, total length, offset, chunk length) and at
@@ -186,11 +188,11 @@ struct sock_peer {
     struct sock_conn *out[SOCK_MAX_STREAMS];  /* dialed by us */
     struct sock_conn *in[SOCK_MAX_STREAMS];   /* dialed by the peer */
     /* Where this rank writes stream k, chosen at the first send and kept,
-     * so that each stream's frames stay in order: the peer's in[k] when it
-     * dialed first, else out[k]. One connection carrying both directions
-     * lets each side's data carry its acknowledgements: two one-way
-     * connections cost a bare ACK segment per message (4 packets a round
-     * trip of a ping-pong between hosts, where 2 do). */
+     * so that each stream's frames stay in order: for stream 0 the peer's
+     * in[0] when it dialed first, else out[k]. One connection carrying
+     * both directions lets each side's data carry its acknowledgements:
+     * two one-way connections cost a bare ACK segment per message (4
+     * packets a round trip of a ping-pong between hosts, where 2 do). */
     struct sock_conn *tx[SOCK_MAX_STREAMS];
     /* sending: every unfinished send in send order; next_start is the
      * first whose start frame is not handed out yet (the ones after it

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sockets_conn.c: connections and the event loop. The first send to a
- * peer picks the streams it writes on: those the peer dialed, accepted
+ * peer picks the streams it writes on: stream 0 the peer dialed, accepted
  * in progress() already, else streams it dials (weft__sock_tx_open); the
  * hello decides whether an accepted one belongs to this job. What happens to a peer
  * whose connection ends depends on how it ended: after its goodbye only
@@ -277,7 +277,7 @@ int weft__sock_tx_open(struct sock_ctx *ctx, int peer)
 
         if (p->tx[k])
             continue;
-        if (in && !in->got_bye && !in->cut) {
+        if (k == 0 && in && !in->got_bye && !in->cut) {
             in->tx = 1;
             p->tx[k] = in;
             continue;
