@@ -311,11 +311,15 @@ static double allreduce_direct(const weft__tune_params_t *p, const weft__tune_sh
 /* --------------------------------------------------------------- allgather */
 
 /* An out-of-place call's own block copied to its place in the output, a
- * copy at memory speed (half the node's time per byte). The shared
- * allgathers count it in their copies. */
+ * copy at memory speed, taken as g as Bruck's rotation is. Not the node's
+ * link: a job of one rank per node never measures that one, and its
+ * built-in 0.8 ns/B made the ring's own copy of 1 MiB cost 419 us between
+ * two hosts, so that Bruck, whose copies cost g, was picked for 1-32 MiB
+ * where it measured 1.0-2.5x the ring's time. The shared allgathers
+ * count it in their copies. */
 static double own_block_copy(const weft__tune_params_t *p, size_t n)
 {
-    return (double)n * p->intra.beta / 2;
+    return (double)n * p->gamma;
 }
 
 /* Ring: (p - 1) steps of one block, and the own block's copy:
