@@ -24,18 +24,7 @@ unset WEFT_TUNE WEFT_TUNE_FILE WEFT_ALGO WEFT_DEBUG WEFT_DEBUG_SUBSYS WEFT_DEBUG
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-
-check() {
-    name=$1
-    shift
-    if "$@"; then
-        echo "ok: $name"
-    else
-        echo "FAIL: $name"
-        sed 's/^/    /' "$tmp/out"
-        fail=1
-    fi
-}
+. "$(dirname "$0")/../check.sh"
 
 lacks() { ! grep -q -- "$1" "$tmp/out"; }
 

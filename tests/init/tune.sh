@@ -21,19 +21,7 @@ unset WEFT_TUNE WEFT_TUNE_FILE WEFT_ALGO WEFT_DEBUG WEFT_DEBUG_SUBSYS WEFT_DEBUG
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-
-# check NAME CONDITION...: reports NAME, failing the test unless CONDITION.
-check() {
-    name=$1
-    shift
-    if "$@"; then
-        echo "ok: $name"
-    else
-        echo "FAIL: $name"
-        sed 's/^/    /' "$tmp/out"
-        fail=1
-    fi
-}
+. "$(dirname "$0")/../check.sh"
 
 has() { grep -q -- "$1" "$tmp/out"; }
 count() { grep -c -- "$1" "$tmp/out"; }
