@@ -45,7 +45,7 @@ while getopts r:n:s:o:H:p: opt; do
     o) ops=$OPTARG ;;
     H) hosts=$OPTARG ;;
     p) per_host=$OPTARG ;;
-    *) sed -n '3,31p' "$0"; exit 2 ;;
+    *) sed -n '3,32p' "$0"; exit 2 ;;
     esac
 done
 top=$(pwd)
