@@ -221,14 +221,16 @@ static void log_ranks(const weft__wireup_t *wire)
 
         WEFT_INFO(TOPO, "  %4d: host %s, NUMA %d, %u GPUs, %u NICs (%u RDMA active), GPU %s, "
                   "NIC %s, CPU %d of %d;%s%s%s%s%s%s%s", w, s->host_id, s->numa, s->ngpus,
-                  s->nnics,
-                  s->nrdma_active, s->gpu[0] ? s->gpu : "-", s->nic[0] ? s->nic : "-",
-                  s->cpu, s->ncpus, share & WEFT__TOPO_SHARE_MACHINE ? " machine" : "",
-                  share & WEFT__TOPO_SHARE_CPU ? " CPU" : "",
+                  s->nnics, s->nrdma_active, s->gpu[0] ? s->gpu : "-",
+                  s->nic[0] ? s->nic : "-", s->cpu, s->ncpus,
                   share & WEFT__TOPO_SHARE_NODE ? " node" : "",
                   share & WEFT__TOPO_SHARE_NUMA ? " NUMA" : "",
                   share & WEFT__TOPO_SHARE_GPU ? " GPU" : "",
-                  share & WEFT__TOPO_SHARE_NIC ? " NIC" : "", share ? "" : " nothing");
+                  share & WEFT__TOPO_SHARE_NIC ? " NIC" : "",
+                  /* Another node of the same machine: a simulated host. */
+                  (share & WEFT__TOPO_SHARE_MACHINE) && !(share & WEFT__TOPO_SHARE_NODE) ?
+                  " machine" : "",
+                  share & WEFT__TOPO_SHARE_CPU ? " CPU" : "", share ? "" : " nothing");
     }
     if (wire->size > MATRIX_MAX_RANKS)
         WEFT_INFO(TOPO, "  ... %d ranks more", wire->size - MATRIX_MAX_RANKS);
