@@ -47,7 +47,6 @@ EOF
     chmod +x "$tmp/agent"
     # Open MPI's and Gloo's ranks must not find weft's variables.
     unset MASTER_ADDR MASTER_PORT RANK WORLD_SIZE WEFT_INIT_METHOD WEFT_RANK WEFT_HOSTID WEFT_ALGO
-    export WEFT_AUTH_TOKEN="compare-$$"
 }
 
 # hosts_cpus H PER_HOST: the cores of host H's ranks, as taskset takes them.
@@ -60,34 +59,30 @@ hosts_cpus() {
     echo "$list"
 }
 
+# hosts_taskset H: the words that confine host H's processes to its
+# cores (netns_run's netns_wrap).
+hosts_taskset() {
+    echo "taskset -c $(hosts_cpus "$1" "$hosts_per_host")"
+}
+
 # hosts_weftrun NHOSTS PER_HOST ENV PROG ARGS...: one weftrun per host in
-# multi-node mode, every process with the environment assignments ENV;
-# host 0's output on stdout. Returns 0 when every host's weftrun did.
+# multi-node mode (netns_run), every process with the environment
+# assignments ENV and bound to its host's cores; host 0's output (stdout
+# and stderr) on stdout. Returns 0 when every host's weftrun did.
 hosts_weftrun() {
-    nh=$1 ph=$2 envs=$3
-    shift 3
-    port=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
-    pids=""
-    h=$((nh - 1))
-    while [ "$h" -ge 1 ]; do
+    hosts_per_host=$2
+    (
         # shellcheck disable=SC2086 # ENV is a list of assignments
-        ip netns exec "${tag}h$h" taskset -c "$(hosts_cpus "$h" "$ph")" \
-            env WEFT_HOSTID="host$h" $envs timeout -s KILL 600 "$top/tools/weftrun" \
-            --nnodes "$nh" --node-rank "$h" --nproc-per-node "$ph" --master-addr "$(host_ip 0)" \
-            --master-port "$port" --bind-to core "$@" >/dev/null 2>&1 &
-        pids="$pids $!"
-        h=$((h - 1))
-    done
-    # shellcheck disable=SC2086
-    ip netns exec "${tag}h0" taskset -c "$(hosts_cpus 0 "$ph")" \
-        env WEFT_HOSTID=host0 $envs timeout -s KILL 600 "$top/tools/weftrun" \
-        --nnodes "$nh" --node-rank 0 --nproc-per-node "$ph" --master-addr "$(host_ip 0)" \
-        --master-port "$port" --bind-to core "$@" 2>/dev/null
-    status=$?
-    for pid in $pids; do
-        wait "$pid" || status=1
-    done
-    return "$status"
+        [ -z "$3" ] || export $3
+        netns_wrap=hosts_taskset
+        netns_weftrun_opts="--bind-to core"
+        nh=$1 ph=$2
+        shift 3
+        netns_run "$nh" "$ph" 600 "$@"
+        status=$?
+        cat "$netns_tmp/host0.out"
+        exit "$status"
+    )
 }
 
 # hosts_mpirun NHOSTS PER_HOST PROG ARGS...: Open MPI over TCP between
@@ -131,6 +126,6 @@ measure_hosts() {
         [ "$git" -le 100 ] || git=100
         hosts_weftrun "$2" "$3" "GLOO_BENCH_FILE=$tmp/gloo.store GLOO_SOCKET_IFNAME=eth0" \
             "$python" "$srcdir/bench/gloo_bench.py" "$4" "$5" "$git" "$(warmup_for "$git")" \
-            "$warmup_ms" | awk '{ print $3 }' ;;
+            "$warmup_ms" | awk -v op="$4" '$1 == op { print $3 }' ;;
     esac
 }

@@ -19,11 +19,6 @@ WEFT_PLUGIN_PATH=$top/plugins/sockets/.libs
 [ -e "$top/plugins/shm/.libs/weft-shm.so" ] &&
     WEFT_PLUGIN_PATH=$WEFT_PLUGIN_PATH:$top/plugins/shm/.libs
 export WEFT_PLUGIN_PATH WEFT_TIMEOUT=60
-unset WEFT_TUNE WEFT_TUNE_FILE WEFT_ALGO WEFT_DEBUG WEFT_DEBUG_SUBSYS WEFT_DEBUG_FILE \
-    MP_FAKE_NODES MP_FAKE_NODE_SIZE
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
-fail=0
 . "$(dirname "$0")/../check.sh"
 
 lacks() { ! grep -q -- "$1" "$tmp/out"; }

@@ -16,11 +16,6 @@ BENCH=$top/tools/weft-bench
 [ -x "$WEFTRUN" ] && [ -x "$COLL" ] && [ -x "$BENCH" ] || { echo "ERROR: build first"; exit 99; }
 [ -e "$top/plugins/sockets/.libs/weft-sockets.so" ] || { echo "SKIP: no sockets transport"; exit 77; }
 export WEFT_PLUGIN_PATH="$top/plugins/sockets/.libs" WEFT_TIMEOUT=60
-unset WEFT_TUNE WEFT_TUNE_FILE WEFT_ALGO WEFT_DEBUG WEFT_DEBUG_SUBSYS WEFT_DEBUG_FILE \
-    MP_FAKE_NODES MP_FAKE_NODE_SIZE
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
-fail=0
 . "$(dirname "$0")/../check.sh"
 
 has() { grep -q -- "$1" "$tmp/out"; }

@@ -76,7 +76,10 @@ netns_create() {
 
 # netns_run NHOSTS PER_HOST TIMEOUT PROG ARGS...: one weftrun per host in
 # multi-node mode; output of host H in $netns_tmp/hostH.out. Returns 0
-# when every weftrun exited 0.
+# when every weftrun exited 0. netns_wrap, when set, names a function
+# whose output for host H goes before that host's weftrun (a command
+# such as taskset, with its arguments); netns_weftrun_opts replaces
+# weftrun's options (default --tag-output).
 netns_run() {
     nhosts=$1 per_host=$2 limit=$3
     shift 3
@@ -84,10 +87,13 @@ netns_run() {
     pids=""
     h=$((nhosts - 1))
     while [ "$h" -ge 0 ]; do
-        ip netns exec "${tag}h$h" env WEFT_HOSTID="host$h" WEFT_AUTH_TOKEN="netns-$$" \
+        # shellcheck disable=SC2046,SC2086 # words of the wrapper and options
+        ip netns exec "${tag}h$h" ${netns_wrap:+$($netns_wrap "$h")} \
+            env WEFT_HOSTID="host$h" WEFT_AUTH_TOKEN="netns-$$" \
             timeout -s KILL "$limit" "$WEFTRUN" --nnodes "$nhosts" --node-rank "$h" \
             --nproc-per-node "$per_host" --master-addr "$(host_ip 0)" \
-            --master-port "$port" --tag-output "$@" >"$netns_tmp/host$h.out" 2>&1 &
+            --master-port "$port" ${netns_weftrun_opts---tag-output} "$@" \
+            >"$netns_tmp/host$h.out" 2>&1 &
         pids="$pids $!"
         h=$((h - 1))
     done
