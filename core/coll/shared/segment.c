@@ -101,6 +101,7 @@ weft_result_t weft__shared_attach(struct weft_comm *comm)
     int n = comm->size;
     size_t len = sizeof(shared_header_t) + (size_t)n * sizeof(weft__shared_ctrl_t) +
                  (size_t)n * WEFT__SHARED_DEPTH * sizeof(weft__shared_cell_t) +
+                 (size_t)n * WEFT__SHARED_DEPTH * WEFT__SHARED_SMALL +
                  2 * (size_t)n * WEFT__SHARED_SLOT;
     weft__shared_t *s;
     void *base;
@@ -122,7 +123,8 @@ weft_result_t weft__shared_attach(struct weft_comm *comm)
     s->n = n;
     s->ctrl = (weft__shared_ctrl_t *)((unsigned char *)base + sizeof(shared_header_t));
     s->cells = (weft__shared_cell_t *)(s->ctrl + n);
-    s->data = (unsigned char *)(s->cells + (size_t)n * WEFT__SHARED_DEPTH);
+    s->small = (unsigned char *)(s->cells + (size_t)n * WEFT__SHARED_DEPTH);
+    s->data = s->small + (size_t)n * WEFT__SHARED_DEPTH * WEFT__SHARED_SMALL;
     if ((rc = weft__comm_add_destructor(comm, shared_detach, s)) != WEFT_SUCCESS) {
         munmap(base, len);
         free(s);

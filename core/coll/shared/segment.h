@@ -13,6 +13,11 @@
  *     place (and so once it finished k - 1). A payload of up to
  *     WEFT__SHARED_INLINE bytes travels in the cell itself, so that a
  *     reader fetches the signal and the data with one cache miss;
+ *   - WEFT__SHARED_DEPTH small slots of WEFT__SHARED_SMALL bytes for
+ *     payloads that do not fit a cell, generation k in small slot
+ *     k % DEPTH, so that they too may run DEPTH - 1 generations ahead
+ *     (back-to-back 64-byte broadcasts at 4 ranks: 2.2 us a call when
+ *     each waited for every rank to take the previous one);
  *   - two slots for larger payloads, generation k in slot k % 2;
  *   - a control line with its sleeping flag and its pipeline progress.
  * The pipelined collectives, which move large payloads in steps, use a
@@ -24,8 +29,9 @@
  * ones can run; a rank that needed its payload fails instead of reading
  * stale data.
  * A rank publishes generation k only once every rank has published
- * k - DEPTH + 1 (so all of them finished with the cell's previous use),
- * and for a slot payload k - 1 (the slot's previous use was k - 2). A
+ * k - DEPTH + 1 (so all of them finished with the cell's and the small
+ * slot's previous use), and for a slot payload k - 1 (the slot's previous
+ * use was k - 2). A
  * broadcast's root may thus run DEPTH - 1 generations ahead of its
  * slowest receiver, as an eager message would.
  *
@@ -64,6 +70,8 @@ struct weft_comm;
 #define WEFT__SHARED_INLINE 56
 /* Cells per rank: how far a rank may run ahead of the slowest. */
 #define WEFT__SHARED_DEPTH 16
+/* Bytes of a small slot (DEPTH of them per rank: 8 KiB, a slot's worth). */
+#define WEFT__SHARED_SMALL 512
 
 typedef struct weft__shared_cell {
     uint32_t gen;                /* the generation published here last */
@@ -85,6 +93,7 @@ typedef struct weft__shared {
     int n;                       /* ranks: the communicator's size */
     weft__shared_ctrl_t *ctrl;   /* n control lines */
     weft__shared_cell_t *cells;  /* n x DEPTH cells */
+    unsigned char *small;        /* n x DEPTH small slots */
     unsigned char *data;         /* 2 x n slots */
     /* The pipelined collectives' segment (NULL until mapped): 2 x n chunk
      * slots of chunk_bytes. */
@@ -114,13 +123,16 @@ static inline weft__shared_cell_t *weft__shared_cell(const weft__shared_t *s, ui
     return &s->cells[(size_t)rank * WEFT__SHARED_DEPTH + gen % WEFT__SHARED_DEPTH];
 }
 
-/* Where rank's payload of `bytes` bytes in generation gen lies: its cell
- * or its slot. */
+/* Where rank's payload of `bytes` bytes in generation gen lies: its cell,
+ * its small slot or its slot. */
 static inline unsigned char *weft__shared_payload(const weft__shared_t *s, uint32_t gen,
                                                   int rank, size_t bytes)
 {
     if (bytes <= WEFT__SHARED_INLINE)
         return weft__shared_cell(s, gen, rank)->payload;
+    if (bytes <= WEFT__SHARED_SMALL)
+        return s->small +
+               ((size_t)rank * WEFT__SHARED_DEPTH + gen % WEFT__SHARED_DEPTH) * WEFT__SHARED_SMALL;
     return s->data + ((size_t)(gen & 1u) * (size_t)s->n + (size_t)rank) * WEFT__SHARED_SLOT;
 }
 

@@ -23,8 +23,9 @@ weft_result_t weft__coll_shared_enter(weft__coll_t *c, weft__shared_t **s);
  * earlier collective of this rank), for a timeout's message. */
 weft_result_t weft__coll_shared_wait(weft__coll_t *c, int r);
 /* Publishes c's generation once its turn came and its cell (and, past
- * WEFT__SHARED_INLINE bytes, its slot) is free: fill writes the payload
- * of bytes bytes first. Leaves c->again set when it must wait. */
+ * WEFT__SHARED_INLINE bytes, its small slot or slot) is free: fill
+ * writes the payload of bytes bytes first. Leaves c->again set when it
+ * must wait. */
 weft_result_t weft__coll_shared_publish(weft__coll_t *c, weft__shared_t *s, size_t bytes,
                                         void (*fill)(weft__coll_t *c, unsigned char *dst));
 /* WEFT_ERR_ABORTED when rank r gave c's generation up. */

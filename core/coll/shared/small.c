@@ -243,7 +243,7 @@ weft_result_t weft__coll_shared_publish(weft__coll_t *c, weft__shared_t *s, size
      * (coll/shared/segment.h). */
     if (s->retired != k - 1)
         return weft__coll_shared_wait(c, -1);
-    if (!weft__shared_all_published(s, k - (bytes > WEFT__SHARED_INLINE ? 1 :
+    if (!weft__shared_all_published(s, k - (bytes > WEFT__SHARED_SMALL ? 1 :
                                             WEFT__SHARED_DEPTH - 1), k - 1, &late))
         return weft__coll_shared_wait(c, late);
     fill(c, weft__shared_payload(s, k, c->comm->rank, bytes));
