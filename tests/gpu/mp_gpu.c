@@ -889,6 +889,20 @@ static void vmm_p2p(weft_comm_t w, int me, int n)
     free(out);
 }
 
+/* Asserts that out holds, for each of its count elements, the sum over n
+ * ranks of what fill() gives them. */
+static void expect_sums(const int32_t *out, size_t count, int n, const char *what)
+{
+    for (size_t i = 0; i < count; i++) {
+        int64_t sum = 0;
+
+        for (int r = 0; r < n; r++)
+            sum += val(r, i);
+        MP_ASSERT(out[i] == (int32_t)sum, "%s: element %zu is %d, not %lld", what, i, out[i],
+                  (long long)sum);
+    }
+}
+
 static void run_vmm(weft_comm_t w, int me, int n)
 {
     enum { COUNT = 5000 };
@@ -909,14 +923,7 @@ static void run_vmm(weft_comm_t w, int me, int n)
     put(din, in, COUNT * sizeof(int32_t));
     MP_CHECK(weft_allreduce(din, dout, COUNT, WEFT_INT32, WEFT_SUM, w));
     dev_to(out, dout, COUNT * sizeof(int32_t));
-    for (size_t i = 0; i < COUNT; i++) {
-        int64_t sum = 0;
-
-        for (int r = 0; r < n; r++)
-            sum += val(r, i);
-        MP_ASSERT(out[i] == (int32_t)sum, "vmm allreduce: element %zu is %d, not %lld", i,
-                  out[i], (long long)sum);
-    }
+    expect_sums(out, COUNT, n, "vmm allreduce");
     MP_CHECK(weft_allreduce(WEFT_IN_PLACE, din, COUNT, WEFT_INT32, WEFT_MAX, w));
     dev_to(out, din, COUNT * sizeof(int32_t));
     for (size_t i = 0; i < COUNT; i++)
@@ -958,14 +965,7 @@ static void run_vmm(weft_comm_t w, int me, int n)
     MP_CHECK(weft_reduce(dx, dout, COUNT, WEFT_INT32, WEFT_SUM, 0, w));
     if (me == 0) {
         dev_to(out, dout, COUNT * sizeof(int32_t));
-        for (size_t i = 0; i < COUNT; i++) {
-            int64_t sum = 0;
-
-            for (int r = 0; r < n; r++)
-                sum += val(r, i);
-            MP_ASSERT(out[i] == (int32_t)sum, "vmm reduce (staged): element %zu is %d", i,
-                      out[i]);
-        }
+        expect_sums(out, COUNT, n, "vmm reduce (staged)");
     }
     vmm_free(din, sin);
     vmm_free(dout, sout);
