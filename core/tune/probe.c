@@ -274,9 +274,17 @@ out_free:
 
 /* Rank 0's decision: the mode, then the parameters it has (defaults or
  * the file's). */
-static int decide(int reps_scale, weft__tune_params_t *p, char *why, size_t cap)
+static int decide(int reps_scale, weft__tune_params_t *p, int *adapt, char *why, size_t cap)
 {
     const char *tune = getenv("WEFT_TUNE"), *file = getenv("WEFT_TUNE_FILE");
+    const char *adapt_env = getenv("WEFT_TUNE_ADAPT");
+
+    if (adapt_env && *adapt_env && strcmp(adapt_env, "0") && strcmp(adapt_env, "1")) {
+        snprintf(why, cap, "WEFT_TUNE_ADAPT=%s is neither 0 (the model's choice only) nor 1 "
+                 "(time close algorithms on the program's calls)", adapt_env);
+        return MODE_ERROR;
+    }
+    *adapt = !(adapt_env && !strcmp(adapt_env, "0"));
 
     if (reps_scale > 0)
         return MODE_MEASURE;
@@ -301,21 +309,22 @@ weft_result_t weft__tune_agree(weft_comm_t world, int reps_scale)
 {
     weft__instance_t *inst = world->inst;
     weft__tune_params_t p;
-    double msg[6], t0 = now_s();
+    double msg[7], t0 = now_s();
     char why[512] = "";
     weft_result_t rc;
-    int mode = MODE_DEFAULTS;
+    int mode = MODE_DEFAULTS, adapt = 1;
 
     weft__tune_defaults(&p);
     if (world->rank == 0)
-        mode = decide(reps_scale, &p, why, sizeof(why));
+        mode = decide(reps_scale, &p, &adapt, why, sizeof(why));
     msg[0] = mode;
     msg[1] = p.intra.alpha;
     msg[2] = p.intra.beta;
     msg[3] = p.inter.alpha;
     msg[4] = p.inter.beta;
     msg[5] = p.gamma;
-    if ((rc = bcast_doubles(world, msg, 6)) != WEFT_SUCCESS)
+    msg[6] = adapt;
+    if ((rc = bcast_doubles(world, msg, 7)) != WEFT_SUCCESS)
         return rc;
     mode = (int)msg[0];
     if (mode == MODE_ERROR)
@@ -327,6 +336,7 @@ weft_result_t weft__tune_agree(weft_comm_t world, int reps_scale)
     p.inter.alpha = msg[3];
     p.inter.beta = msg[4];
     p.gamma = msg[5];
+    adapt = msg[6] != 0;
     if (mode == MODE_MEASURE && (rc = measure(world, reps_scale > 0 ? reps_scale : 1, &p)) !=
         WEFT_SUCCESS)
         return rc;
@@ -336,6 +346,7 @@ weft_result_t weft__tune_agree(weft_comm_t world, int reps_scale)
     inst->tune->source = mode == MODE_MEASURE ? WEFT__TUNE_MEASURED
                          : mode == MODE_FILE ? WEFT__TUNE_FILE : WEFT__TUNE_DEFAULTS;
     inst->tune->probe_ms = mode == MODE_MEASURE ? (now_s() - t0) * 1e3 : 0;
+    inst->tune->adapt = adapt;
     /* Identical on every rank: rank 0 tells. */
     if (world->rank == 0)
         WEFT_INFO(TUNING, "parameters %s%s: intra alpha %.2f us beta %.3f ns/B, inter alpha "

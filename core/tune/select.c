@@ -87,21 +87,11 @@ static void first_flat_find(void)
             first_flat[weft__algos[i].kind] = i;
 }
 
-/* The flat allreduce predicted fastest among comm's nodes' leaders for
- * this many bytes: a node-aware allreduce's phase between the nodes. */
-static void (*leaders_allreduce(weft_comm_t comm, size_t bytes))(weft__coll_t *c)
+/* weft__tune_choose, and with sample the timed choice of adapt.c where
+ * it applies. */
+static void choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind, size_t bytes,
+                   int even, weft__tune_sample_t *sample)
 {
-    weft__tune_shape_t leaders = { comm->nodes.nnodes, comm->nodes.nnodes, 1, 1 };
-    int pick = weft__tune_best(&comm->inst->tune->params, &leaders, WEFT__COLL_ALLREDUCE, bytes,
-                               1, 1, NULL);
-
-    return pick < 0 ? weft__allreduce_ring : weft__algos[pick].set;
-}
-
-void weft__tune_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind, size_t bytes,
-                       int even)
-{
-    const weft__node_map_t *m = &comm->nodes;
     int flat, pick;
 
     pthread_once(&first_flat_once, first_flat_find);
@@ -129,14 +119,25 @@ void weft__tune_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind
             WEFT_INFO(COLL, "WEFT_ALGO %s:%s does not apply to this call; using %s",
                       weft__algos[forced[kind]].op_name, weft__algos[forced[kind]].name,
                       weft__algos[pick].name);
+    } else if (sample && even) {
+        /* Every rank's call has the same bytes here, and so the same
+         * entry and the same schedule. */
+        pick = weft__tune_adapt(c, comm, kind, bytes, pick, sample);
+        if (pick < 0)
+            return; /* c waits for a calibration, then sets its algorithm */
     }
-    /* The shared algorithms number their generations on comm. */
-    c->comm = comm;
-    weft__algos[pick].set(c);
-    if (pick == WEFT__ALGO_ALLREDUCE_HIER)
-        c->leaders_algo = leaders_allreduce(comm, c->count * c->esize);
-    /* A flat allreduce ring visits each node's ranks in a row, so that it
-     * crosses between nodes once per node rather than at every step. */
-    if (m->nnodes > 1 && !m->contiguous && pick == WEFT__ALGO_ALLREDUCE_RING)
-        weft__coll_set_group(c, comm->size, m->my_order, m->order);
+    weft__tune_apply(c, comm, pick);
+}
+
+void weft__tune_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind, size_t bytes,
+                       int even)
+{
+    choose(c, comm, kind, bytes, even, NULL);
+}
+
+void weft__tune_choose_timed(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind,
+                             size_t bytes, int even, weft__tune_sample_t *sample)
+{
+    sample->entry = NULL;
+    choose(c, comm, kind, bytes, even, sample);
 }

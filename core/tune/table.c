@@ -29,6 +29,9 @@
 struct weft__tune_cache {
     short pick[WEFT__COLL_NKINDS][2][NBUCKETS];
     weft__tune_shape_t shape;
+    /* adapt.c's entries of the even forms (malloc'd), NULL until the
+     * first call. */
+    weft__tune_adapt_t *adapt[WEFT__COLL_NKINDS][NBUCKETS];
 };
 
 int weft__tune_bucket(size_t bytes)
@@ -105,7 +108,12 @@ void weft__tune_shape_of(const struct weft_comm *comm, weft__tune_shape_t *s)
 /* comm's destructor (weft__comm_add_destructor): frees the cache. */
 static void cache_free(struct weft_comm *comm, void *arg)
 {
-    free(arg);
+    struct weft__tune_cache *tc = arg;
+
+    for (int k = 0; k < WEFT__COLL_NKINDS; k++)
+        for (int b = 0; b < NBUCKETS; b++)
+            free(tc->adapt[k][b]);
+    free(tc);
     comm->tune = NULL;
 }
 
@@ -218,10 +226,13 @@ static struct weft__tune_cache *cache_of(struct weft_comm *comm)
         free(tc);
         return NULL;
     }
-    for (int k = 0; k < WEFT__COLL_NKINDS; k++)
+    for (int k = 0; k < WEFT__COLL_NKINDS; k++) {
         for (int e = 0; e < 2; e++)
             for (int b = 0; b < NBUCKETS; b++)
                 tc->pick[k][e][b] = NOT_CHOSEN;
+        for (int b = 0; b < NBUCKETS; b++)
+            tc->adapt[k][b] = NULL;
+    }
     weft__tune_shape_of(comm, &tc->shape);
     comm->tune = tc;
     /* Every rank holds the same table: its first rank prints it. */
@@ -253,4 +264,27 @@ int weft__tune_pick(struct weft_comm *comm, int kind, size_t bytes, int even)
         *slot = (short)weft__tune_best(&comm->inst->tune->params, &tc->shape, kind,
                                        bucket_bytes(b), even, 0, NULL);
     return *slot;
+}
+
+weft__tune_adapt_t **weft__tune_adapt_slot(struct weft_comm *comm, int kind, size_t bytes)
+{
+    struct weft__tune_cache *tc = cache_of(comm);
+
+    return tc ? &tc->adapt[kind][weft__tune_bucket(bytes)] : NULL;
+}
+
+int weft__tune_candidates(struct weft_comm *comm, int kind, size_t bytes, int *ids,
+                          double *t, int cap)
+{
+    struct weft__tune_cache *tc = cache_of(comm);
+    size_t at = bucket_bytes(weft__tune_bucket(bytes));
+    int n = 0;
+
+    if (!tc)
+        return 0;
+    for (int i = 0; i < WEFT__ALGO_COUNT && n < cap; i++)
+        if ((int)weft__algos[i].kind == kind &&
+            weft__tune_predict(&comm->inst->tune->params, &tc->shape, i, at, &t[n]))
+            ids[n++] = i;
+    return n;
 }

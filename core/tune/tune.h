@@ -13,13 +13,16 @@
  * every rank of a job holds identical parameters, so every rank of a
  * communicator predicts the same times and picks the same algorithm. Per
  * communicator the choice is cached per operation and power-of-two size
- * bucket (table.c). select.c is the one place that sets a collective's
- * algorithm, WEFT_ALGO's forced choices included.
+ * bucket (table.c). select.c is the one place that decides a
+ * collective's algorithm, WEFT_ALGO's forced choices included; where the
+ * model finds two algorithms close, adapt.c times both on the program's
+ * calls, and the ranks agree on the faster (WEFT_TUNE_ADAPT).
  */
 #ifndef WEFT_CORE_TUNE_H
 #define WEFT_CORE_TUNE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "weft.h"
@@ -51,6 +54,7 @@ struct weft__tune_job {
     weft__tune_params_t params;
     weft__tune_source_t source;
     double probe_ms;           /* the probe's time at init, 0 if none ran */
+    int adapt;                 /* rank 0's WEFT_TUNE_ADAPT: time close candidates (adapt.c) */
 };
 
 /* What a cost formula needs to know of a communicator. */
@@ -146,5 +150,45 @@ void weft__tune_choose(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind
 /* Parses WEFT_ALGO (NULL: none); WEFT_ERR_INVALID_ARG names what is wrong
  * and lists the valid choices. */
 weft_result_t weft__tune_algo_parse(const char *spec);
+
+/* apply.c: sets algorithm pick on c as weft__tune_choose would have
+ * chosen it (with the node-aware allreduce's leaders and the ring's
+ * order). */
+void weft__tune_apply(weft__coll_t *c, weft_comm_t comm, int pick);
+
+/* adapt.c: where the model finds two algorithms close, times both on the
+ * calls the program makes and runs the faster, again and again, so that
+ * the choice follows what the machine does now. */
+typedef struct weft__tune_adapt weft__tune_adapt_t;
+/* What a call is to time: entry NULL when nothing. */
+typedef struct weft__tune_sample {
+    weft__tune_adapt_t *entry;
+    int cand;                  /* which of the entry's two candidates runs */
+} weft__tune_sample_t;
+/* weft__tune_choose for the host path of a call that can be timed: the
+ * same choice, except where adapt.c is measuring or has measured; then
+ * *sample says what the caller times (a blocking call's duration, given
+ * to weft__tune_adapt_record). */
+void weft__tune_choose_timed(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind,
+                             size_t bytes, int even, weft__tune_sample_t *sample);
+/* The algorithm for this call of the entry of (kind, bytes) on comm,
+ * given the model's pick, with *sample set where the call is timed; or
+ * -1 when c was made to wait for a calibration in flight and sets its
+ * algorithm itself once every rank agreed. Every rank of comm must make
+ * the call with the same kind and bytes (the even forms). */
+int weft__tune_adapt(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind, size_t bytes,
+                     int pick, weft__tune_sample_t *sample);
+/* Records a timed call's nanoseconds, as weft__tune_now_ns measured them
+ * (rc: how it ended; a failed one counts nothing). */
+void weft__tune_adapt_record(const weft__tune_sample_t *sample, weft_result_t rc, int64_t ns);
+int64_t weft__tune_now_ns(void);
+/* table.c: comm's entry for (kind, bucket of bytes), NULL without a
+ * cache (out of memory); the entry is malloc'd, and freed with comm. */
+weft__tune_adapt_t **weft__tune_adapt_slot(struct weft_comm *comm, int kind, size_t bytes);
+/* table.c: the candidates that weft__tune_best weighs for this call on
+ * comm, in id order, as weft__tune_predict gives them: ids and predicted
+ * seconds at the bucket's size, up to cap of them; how many. */
+int weft__tune_candidates(struct weft_comm *comm, int kind, size_t bytes, int *ids,
+                          double *t, int cap);
 
 #endif /* WEFT_CORE_TUNE_H */

