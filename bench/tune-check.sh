@@ -1,19 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # tune-check.sh: does the tuner pick the fastest algorithm? For each
-# operation, runs weft-bench once with the tuner's choice and once forcing
-# each algorithm (-a), in one go, and prints per size every time (us, out
-# of place), the fastest, and the tuner's time over the fastest one's.
+# operation, runs weft-bench once with the tuner's choice, once with the
+# model's alone (WEFT_TUNE_ADAPT=0: no timing of close algorithms on the
+# calls) and once forcing each algorithm (-a), in one go, and prints per
+# size every time (us, out of place), the fastest, and the tuner's time
+# over the fastest one's.
 # The runs take turns, REPS rounds of them, and each time is the best of
 # its rounds, so that a burst of load on a shared machine does not land on
 # one algorithm only. The algorithms are every one weft knows for the
 # operation (as WEFT_ALGO lists them); a size an algorithm cannot run is
 # left out of its column. The last line of each table counts the sizes
-# where the tuner's choice is within 10% of the fastest. Each size warms
-# up for 100 ms besides weft-bench's iterations: the first call of an
-# algorithm that maps the node's pipelined segment (16 MiB, reserved at
-# once) pays milliseconds, which 20 warm-up calls spread into the timed
-# ones, and the first size to use it looked 3 times slower than it is.
+# where the tuner's choice, and the model's, is within 10% of the
+# fastest. Each size warms up for 100 ms besides weft-bench's iterations:
+# the first call of an algorithm that maps the node's pipelined segment
+# (16 MiB, reserved at once) pays milliseconds, which 20 warm-up calls
+# spread into the timed ones, and the first size to use it looked 3 times
+# slower than it is; and the tuner's timing of close algorithms runs its
+# first cycles there.
 #
 #   bench/tune-check.sh [-n RANKS] [-b MIN] [-e MAX] [-r REPS] [OPS...]
 #
@@ -53,16 +57,20 @@ algos_of() {
 }
 
 for op in "$@"; do
-    names="tuner $(algos_of "$op")"
+    names="tuner model $(algos_of "$op")"
     r=0
     while [ $r -lt "$reps" ]; do
         for a in $names; do
-            force=
-            [ "$a" = tuner ] || force="-a $a"
+            force= adapt=1
+            case $a in
+            tuner) ;;
+            model) adapt=0 ;;
+            *) force="-a $a" ;;
+            esac
             # shellcheck disable=SC2086
-            "$top/tools/weftrun" -n "$ranks" "$top/tools/weft-bench" -o "$op" -b "$min" \
-                -e "$max" $force --warmup-ms 100 ${BENCH_OPTS:-} --csv "$tmp/$op.$a.$r.csv" \
-                >/dev/null 2>&1 || true
+            WEFT_TUNE_ADAPT=$adapt "$top/tools/weftrun" -n "$ranks" "$top/tools/weft-bench" \
+                -o "$op" -b "$min" -e "$max" $force --warmup-ms 100 ${BENCH_OPTS:-} \
+                --csv "$tmp/$op.$a.$r.csv" >/dev/null 2>&1 || true
         done
         r=$((r + 1))
     done
@@ -111,9 +119,11 @@ for op in "$@"; do
                 }
                 counted++
                 good += t[z, 1] <= 1.1 * t[z, best]
+                model_good += (z, 2) in t && t[z, 2] <= 1.1 * t[z, best]
                 printf " %12s %7.2f%s\n", name[best], t[z, 1] / t[z, best],
                        (t[z, 1] > 1.1 * t[z, best] ? "  >10%" : "")
             }
-            printf "# tuner within 10%% of the fastest at %d of %d sizes\n", good, counted
+            printf "# tuner within 10%% of the fastest at %d of %d sizes (the model alone at %d)\n",
+                   good, counted, model_good
         }'
 done
