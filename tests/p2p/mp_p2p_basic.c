@@ -317,6 +317,13 @@ void mp_p2p_anysource(weft_comm_t world, int rank, int size)
 #define ORD_BIG_WORDS (64u * 1024) /* 256 KiB: past any eager limit */
 #define ORD_INTERLEAVED 48
 #define ORD_TAG_IL 10 /* tags ORD_TAG_IL .. ORD_TAG_IL + 3 */
+/* Large messages in flight at once with tags ORD_TAG_LARGE + i, received
+ * last first: a transport that reads a large message only when its
+ * receive is posted (shm's rendezvous, past a quarter of its ring)
+ * finishes them out of send order. */
+#define ORD_LARGE 4
+#define ORD_LARGE_BYTES ((1u << 20) + 3)
+#define ORD_TAG_LARGE 20
 
 /* Message i of a sender: mostly a few words, now and then a large one, so
  * that a large message followed by small ones must still arrive first. */
@@ -370,6 +377,19 @@ static void ordering_root(weft_comm_t world, int size)
                           "rank %d tag %d: expected message %d, got %" PRIu32 " of rank %" PRIu32,
                           r, t, i, pair[1], pair[0]);
             }
+
+    free(buf);
+    buf = mp_alloc(ORD_LARGE_BYTES);
+    for (int r = 1; r < size; r++)
+        for (int i = ORD_LARGE - 1; i >= 0; i--) {
+            char what[64];
+
+            snprintf(what, sizeof(what), "large message %d of rank %d", i, r);
+            MP_CHECK(weft_recv(buf, ORD_LARGE_BYTES, WEFT_UINT8, r, ORD_TAG_LARGE + i, world,
+                               &st));
+            check_status(&st, r, ORD_TAG_LARGE + i, ORD_LARGE_BYTES, what);
+            MP_CHECK_PATTERN(buf, ORD_LARGE_BYTES, ord_seed(r, 5000 + i), what);
+        }
     free(next);
     free(buf);
 }
@@ -415,6 +435,16 @@ static void ordering_sender(weft_comm_t world, int rank)
         MP_CHECK(weft_isend(il[i], 2, WEFT_UINT32, 0, ORD_TAG_IL + i % 4, world, &il_reqs[i]));
     }
     MP_CHECK(weft_waitall(ORD_INTERLEAVED, il_reqs, NULL));
+
+    for (int i = 0; i < ORD_LARGE; i++) {
+        msgs[i] = mp_alloc(ORD_LARGE_BYTES);
+        mp_fill(msgs[i], ORD_LARGE_BYTES, ord_seed(rank, 5000 + i));
+        MP_CHECK(weft_isend(msgs[i], ORD_LARGE_BYTES, WEFT_UINT8, 0, ORD_TAG_LARGE + i, world,
+                            &reqs[i]));
+    }
+    MP_CHECK(weft_waitall(ORD_LARGE, reqs, NULL));
+    for (int i = 0; i < ORD_LARGE; i++)
+        free(msgs[i]);
     free(reqs);
     free(msgs);
 }
