@@ -425,6 +425,23 @@ static int defer(weft__coll_t *c, weft_comm_t comm, weft__tune_adapt_t *a, uint6
 
 /* ------------------------------------------------------------ per call */
 
+/* Every call of an entry with a shared candidate takes a generation of
+ * the segment as it starts, whatever it runs: on one rank a call may
+ * start after the calibration before it ruled and on another before (it
+ * waits, holding a generation, and gives it up for a message algorithm),
+ * and the ranks' generations must stay the same. One that runs a message
+ * algorithm gives its generation up at once. Returns id. */
+static int takes_generation(weft__coll_t *c, weft_comm_t comm, const weft__tune_adapt_t *a,
+                            int id)
+{
+    if (a->shared && !runs_shared(id)) {
+        c->comm = comm;
+        weft__coll_shared_reserve(c);
+        weft__coll_shared_unreserve(c);
+    }
+    return id;
+}
+
 /* Whether a call of kind is timed: those that synchronise every rank. A
  * rooted one's call may end long before the others' (a broadcast's root
  * runs up to 15 calls ahead on the shared segment), and back to back its
@@ -461,11 +478,11 @@ int weft__tune_adapt(weft__coll_t *c, weft_comm_t comm, weft__coll_kind_t kind, 
         return defer(c, comm, a, index, 0);
     switch (role_of(a, index, &cand)) {
     case ROLE_RUN:
-        return a->pick;
+        return takes_generation(c, comm, a, a->pick);
     case ROLE_TIME:
         sample->entry = a;
         sample->cand = cand;
-        return a->cand[cand];
+        return takes_generation(c, comm, a, a->cand[cand]);
     default:
         return defer(c, comm, a, index, 1);
     }
