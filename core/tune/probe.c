@@ -329,8 +329,8 @@ weft_result_t weft__tune_agree(weft_comm_t world, int reps_scale)
     mode = (int)msg[0];
     if (mode == MODE_ERROR)
         return weft__error(WEFT_ERR_INVALID_ARG, "%s", world->rank == 0 ? why :
-                           "rank 0 could not set up the tuner (WEFT_TUNE, WEFT_TUNE_FILE): "
-                           "rank 0's weft_init error says why");
+                           "rank 0 could not set up the tuner (WEFT_TUNE, WEFT_TUNE_FILE, "
+                           "WEFT_TUNE_ADAPT): rank 0's weft_init error says why");
     p.intra.alpha = msg[1];
     p.intra.beta = msg[2];
     p.inter.alpha = msg[3];

@@ -83,7 +83,10 @@ netns_create() {
 netns_run() {
     nhosts=$1 per_host=$2 limit=$3
     shift 3
-    port=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
+    # Below Linux's ephemeral range (32768-60999): a port there may be the
+    # local end of a connection an earlier job of the same host left in
+    # TIME_WAIT, and the store could not listen on it.
+    port=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 12000))
     pids=""
     h=$((nhosts - 1))
     while [ "$h" -ge 0 ]; do
