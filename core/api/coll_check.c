@@ -21,6 +21,7 @@
 #include "core/base/error.h"
 #include "core/coll/algo/algo.h"
 #include "core/coll/shared/shared.h"
+#include "core/dt/dtype.h"
 
 /* One rank's view of the call. Fields that may differ between ranks
  * (v-forms' own counts) are in mine. */
@@ -110,13 +111,30 @@ static void sign(check_t *k, const weft__coll_t *c)
         k->me.mine = c->rcounts[c->comm->rank];
 }
 
-/* This rank's verdict on all signatures: 0, or 1 + a rank at fault. */
+/* A signature field as the caller wrote it: "WEFT_INT32", "WEFT_MAX",
+ * "3". */
+static const char *field_text(int f, int64_t v, char *buf, size_t cap)
+{
+    const char *name = f == 1 ? weft__dtype_name((int)v) : f == 2 ? weft__op_name((int)v) : NULL;
+
+    if (name)
+        return name;
+    if (f == 2 && v == 100)
+        return "a premultiplied sum (weft_op_create_premul_sum)";
+    snprintf(buf, cap, "%lld", (long long)v);
+    return buf;
+}
+
+/* This rank's verdict on all signatures: 0, or 1 + a rank at fault. The
+ * message names the other rank first, with what each passed in the
+ * words of the API: "rank 1 passed op WEFT_MAX, rank 0 passed
+ * WEFT_SUM". */
 static int64_t judge(check_t *k, const weft__coll_t *c)
 {
     int n = c->comm->size, me = c->comm->rank;
     const sig_t *s = k->sigs, *a = &s[me];
-    static const char *const fields[] = { "operation", "dtype", "operator", "root", "count",
-                                          "counts arrays" };
+    static const char *const fields[] = { "operation", "dt", "op", "root", "count",
+                                          "counts" };
 
     for (int r = 0; r < n; r++) {
         int64_t mine[6] = { a->kind, a->dt, a->op, a->root, (int64_t)a->count,
@@ -124,20 +142,25 @@ static int64_t judge(check_t *k, const weft__coll_t *c)
         int64_t theirs[6] = { s[r].kind, s[r].dt, s[r].op, s[r].root, (int64_t)s[r].count,
                               (int64_t)s[r].vec_hash };
 
-        for (int f = 0; f < 6; f++)
-            if (mine[f] != theirs[f]) {
-                if (f == 0)
-                    snprintf(k->why, sizeof(k->why), "rank %d called %s and rank %d %s", me,
-                             weft__coll_kind_names[a->kind], r, (unsigned)s[r].kind < WEFT__COLL_NKINDS
-                             ? weft__coll_kind_names[s[r].kind] : "something else");
-                else if (f == 5)
-                    snprintf(k->why, sizeof(k->why), "ranks %d and %d pass different %s", me, r,
-                             fields[f]);
-                else
-                    snprintf(k->why, sizeof(k->why), "rank %d has %s %lld, rank %d %lld", me,
-                             fields[f], (long long)mine[f], r, (long long)theirs[f]);
-                return 1 + r;
-            }
+        for (int f = 0; f < 6; f++) {
+            char b1[32], b2[32];
+
+            if (mine[f] == theirs[f])
+                continue;
+            if (f == 0)
+                snprintf(k->why, sizeof(k->why), "rank %d called weft_%s, rank %d weft_%s", r,
+                         (unsigned)s[r].kind < WEFT__COLL_NKINDS
+                             ? weft__coll_kind_names[s[r].kind] : "(something else)",
+                         me, weft__coll_kind_names[a->kind]);
+            else if (f == 5)
+                snprintf(k->why, sizeof(k->why), "rank %d passed other counts than rank %d", r,
+                         me);
+            else
+                snprintf(k->why, sizeof(k->why), "rank %d passed %s %s, rank %d passed %s", r,
+                         fields[f], field_text(f, theirs[f], b1, sizeof(b1)), me,
+                         field_text(f, mine[f], b2, sizeof(b2)));
+            return 1 + r;
+        }
     }
     /* Each rank's own block against the counts of whoever knows them. */
     if ((a->kind == WEFT__COLL_GATHER && me == c->root && c->rcounts) ||
@@ -146,8 +169,8 @@ static int64_t judge(check_t *k, const weft__coll_t *c)
 
         for (int r = 0; r < n; r++)
             if (s[r].mine != v[r]) {
-                snprintf(k->why, sizeof(k->why), "rank %d passes %llu elements where rank %d "
-                         "expects %zu", r, (unsigned long long)s[r].mine, me, v[r]);
+                snprintf(k->why, sizeof(k->why), "rank %d passed count %llu, rank %d's counts "
+                         "say %zu", r, (unsigned long long)s[r].mine, me, v[r]);
                 return 1 + r;
             }
     }

@@ -549,7 +549,12 @@ static weft_result_t coll_run_inline(weft__coll_t *c)
         }
     }
     rc = c->result;
-    if (rc != WEFT_SUCCESS)
+    /* A why that names the call already (the WEFT_CHECK wrapper's, which
+     * a nonblocking call's wait reports as it is) is not named twice. */
+    if (rc != WEFT_SUCCESS && !strncmp(c->why, "weft_", 5) &&
+        !strncmp(c->why + 5, name, strlen(name)) && c->why[5 + strlen(name)] == ':')
+        weft__error(rc, "%s", c->why);
+    else if (rc != WEFT_SUCCESS)
         weft__error(rc, "weft_%s: %s", name, c->why[0] ? c->why : weft_strerror(rc));
     weft__coll_free(c);
     return rc;

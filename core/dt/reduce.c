@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "core/base/error.h"
+#include "core/dt/dtype.h"
 #include "core/dt/reduce.h"
 
 #if defined(__x86_64__) && (defined(__clang__) || __GNUC__ >= 9)
@@ -584,9 +585,6 @@ weft_result_t weft__reduce_set_isa(const char *name)
     return weft__error(WEFT_ERR_INVALID_ARG, "no reduction kernel set is named %s", name);
 }
 
-static const char *const op_names[8] = { "WEFT_SUM", "WEFT_PROD", "WEFT_MIN", "WEFT_MAX",
-                                         "WEFT_AVG", "WEFT_BAND", "WEFT_BOR", "WEFT_BXOR" };
-
 weft_result_t weft__reduce_check(weft_dtype_t dt, weft_op_t op)
 {
     if ((unsigned)dt >= WEFT_DTYPE_COUNT)
@@ -596,7 +594,7 @@ weft_result_t weft__reduce_check(weft_dtype_t dt, weft_op_t op)
     if (!kernels_gen.fn[dt][op])
         return weft__error(WEFT_ERR_INVALID_ARG,
                            "op %s is a bitwise operator and dt is a floating-point type",
-                           op_names[op]);
+                           weft__op_name(op));
     return WEFT_SUCCESS;
 }
 

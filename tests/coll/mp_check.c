@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,33 @@
 #include "tests/mp/mptest.h"
 
 static int cases;
+
+/* Whether the message names fn ("weft_allreduce:") exactly once. */
+static int named_once(const char *msg, const char *fn)
+{
+    const char *at = strstr(msg, fn);
+
+    return at && !strstr(at + strlen(fn), fn);
+}
+
+/* rc must be WEFT_ERR_MISMATCH, the message must name the call once and
+ * contain each of words (NULL-terminated), in the API's terms: "passed op
+ * WEFT_MAX", not "operator 3". */
+static void expect_mismatch_in(const char *what, weft_result_t rc, const char *fn, ...)
+{
+    va_list ap;
+
+    MP_ASSERT(rc == WEFT_ERR_MISMATCH, "%s: got %s, want WEFT_ERR_MISMATCH (%s)", what,
+              mp_rc_name(rc), weft_last_error());
+    MP_ASSERT(named_once(weft_last_error(), fn), "%s: message '%s' does not name %s exactly "
+              "once", what, weft_last_error(), fn);
+    va_start(ap, fn);
+    for (const char *word = va_arg(ap, const char *); word; word = va_arg(ap, const char *))
+        MP_ASSERT(strstr(weft_last_error(), word), "%s: message '%s' lacks '%s'", what,
+                  weft_last_error(), word);
+    va_end(ap);
+    cases++;
+}
 
 /* rc must be WEFT_ERR_MISMATCH and the message must contain word. */
 static void expect_mismatch(const char *what, weft_result_t rc, const char *word)
@@ -54,22 +82,26 @@ int main(void)
     last = n - 1;
 
     /* Different counts. */
-    expect_mismatch("allreduce count", weft_allreduce(buf, out, me == last ? 5 : 4, WEFT_INT32,
-                                                      WEFT_SUM, w), "count");
+    expect_mismatch_in("allreduce count", weft_allreduce(buf, out, me == last ? 5 : 4,
+                                                         WEFT_INT32, WEFT_SUM, w),
+                       "weft_allreduce:", "WEFT_CHECK", "passed count ", NULL);
     still_works(w, me, n);
-    /* Different types, operators, roots. */
-    expect_mismatch("allreduce dtype", weft_allreduce(buf, out, 4, me ? WEFT_INT32 : WEFT_UINT32,
-                                                      WEFT_SUM, w), "dtype");
-    expect_mismatch("allreduce op", weft_allreduce(buf, out, 4, WEFT_INT32,
-                                                   me == last ? WEFT_MAX : WEFT_SUM, w),
-                    "operator");
-    expect_mismatch("broadcast root", weft_broadcast(buf, 4, WEFT_INT32, me == 1 ? 1 : 0, w),
-                    NULL);
+    /* Different types, operators, roots, named as the header spells them. */
+    expect_mismatch_in("allreduce dtype", weft_allreduce(buf, out, 4,
+                                                         me ? WEFT_INT32 : WEFT_UINT32,
+                                                         WEFT_SUM, w),
+                       "weft_allreduce:", "passed dt WEFT_", "WEFT_INT32", "WEFT_UINT32", NULL);
+    expect_mismatch_in("allreduce op", weft_allreduce(buf, out, 4, WEFT_INT32,
+                                                      me == last ? WEFT_MAX : WEFT_SUM, w),
+                       "weft_allreduce:", "passed op WEFT_", "WEFT_MAX", "WEFT_SUM", NULL);
+    expect_mismatch_in("broadcast root", weft_broadcast(buf, 4, WEFT_INT32, me == 1 ? 1 : 0, w),
+                       "weft_broadcast:", "passed root ", NULL);
     /* Different operations altogether. */
-    expect_mismatch("barrier vs allreduce",
-                    me == last ? weft_barrier(w)
-                               : weft_allreduce(buf, out, 4, WEFT_INT32, WEFT_SUM, w),
-                    "called");
+    expect_mismatch_in("barrier vs allreduce",
+                       me == last ? weft_barrier(w)
+                                  : weft_allreduce(buf, out, 4, WEFT_INT32, WEFT_SUM, w),
+                       me == last ? "weft_barrier:" : "weft_allreduce:", "called weft_",
+                       "weft_barrier", "weft_allreduce", NULL);
     still_works(w, me, n);
     /* A gatherv whose root expects another count than a rank sends: only
      * the root can see it, and every rank must still fail. */
@@ -90,7 +122,8 @@ int main(void)
         weft_request_t req = NULL;
 
         MP_CHECK(weft_ireduce(buf, out, me == 0 ? 3 : 4, WEFT_INT32, WEFT_SUM, 0, w, &req));
-        expect_mismatch("ireduce count", weft_wait(&req, NULL), "count");
+        expect_mismatch_in("ireduce count", weft_wait(&req, NULL), "weft_reduce:",
+                           "passed count ", NULL);
     }
     still_works(w, me, n);
     /* Agreeing arguments pass the check and give the right result. */
