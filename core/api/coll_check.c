@@ -147,11 +147,12 @@ static int64_t judge(check_t *k, const weft__coll_t *c)
 
             if (mine[f] == theirs[f])
                 continue;
-            if (f == 0)
+            if (f == 0 && (unsigned)s[r].kind < WEFT__COLL_NKINDS)
                 snprintf(k->why, sizeof(k->why), "rank %d called weft_%s, rank %d weft_%s", r,
-                         (unsigned)s[r].kind < WEFT__COLL_NKINDS
-                             ? weft__coll_kind_names[s[r].kind] : "(something else)",
-                         me, weft__coll_kind_names[a->kind]);
+                         weft__coll_kind_names[s[r].kind], me, weft__coll_kind_names[a->kind]);
+            else if (f == 0)
+                snprintf(k->why, sizeof(k->why), "rank %d called something else than rank "
+                         "%d's weft_%s", r, me, weft__coll_kind_names[a->kind]);
             else if (f == 5)
                 snprintf(k->why, sizeof(k->why), "rank %d passed other counts than rank %d", r,
                          me);
