@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,16 +13,28 @@
 #include "core/base/error.h"
 #include "topo/topo.h"
 
-void weft__topo_machine_id(char *buf, size_t cap)
+/* The kernel's boot id, read once: the host id and the topology summary
+ * both name the machine at init. Empty where it cannot be read. */
+static char boot_id[64];
+static pthread_once_t boot_id_once = PTHREAD_ONCE_INIT;
+
+static void boot_id_read(void)
 {
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
 
-    buf[0] = '\0';
     if (!f)
         return;
-    if (fgets(buf, (int)cap, f))
-        buf[strcspn(buf, "\n")] = '\0';
+    if (fgets(boot_id, (int)sizeof(boot_id), f))
+        boot_id[strcspn(boot_id, "\n")] = '\0';
+    else
+        boot_id[0] = '\0';
     fclose(f);
+}
+
+void weft__topo_machine_id(char *buf, size_t cap)
+{
+    pthread_once(&boot_id_once, boot_id_read);
+    snprintf(buf, cap, "%s", boot_id);
 }
 
 weft_result_t weft__topo_host_id(char *buf, size_t cap)

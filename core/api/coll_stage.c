@@ -571,18 +571,17 @@ static inline int maybe_staged(weft_comm_t comm)
 weft_result_t weft__coll_launch_tuned(weft_comm_t comm, weft__coll_t *c, weft__coll_kind_t kind,
                                       size_t bytes, int even, weft_request_t *req)
 {
-    weft__tune_sample_t sample;
+    weft__tune_sample_t sample = { NULL, 0 };
     weft_result_t rc;
     int64_t t0;
 
     if (__builtin_expect(maybe_staged(comm), 0))
         return stage_launch(comm, c, kind, bytes, even, 0, req);
     /* The check's two collectives per call would swamp any timing. */
-    if (weft__coll_check_enabled()) {
+    if (weft__coll_check_enabled())
         weft__tune_choose(c, comm, kind, bytes, even);
-        return weft__coll_launch_now(comm, c, kind, req);
-    }
-    weft__tune_choose_timed(c, comm, kind, bytes, even, &sample);
+    else
+        weft__tune_choose_timed(c, comm, kind, bytes, even, &sample);
     /* A nonblocking call's duration is the program's, not the
      * algorithm's: only blocking ones are timed. */
     if (!sample.entry || req != WEFT__COLL_BLOCKING)

@@ -235,13 +235,14 @@ void weft__shared_progress(struct weft_comm *comm, uint32_t gen, uint32_t t)
     wake_sleepers(comm);
 }
 
-/* The bit of generation gen in the ring of given-up ones. */
-static uint64_t *abandoned_word(const weft__shared_t *s, uint32_t gen, uint64_t *bit)
+/* The bit of generation gen in a ring of words x 64 bits of given-up
+ * generations. */
+static uint64_t *abandoned_word(uint64_t *ring, uint32_t words, uint32_t gen, uint64_t *bit)
 {
-    uint32_t at = gen % (64 * s->abandoned_words);
+    uint32_t at = gen % (64 * words);
 
     *bit = (uint64_t)1 << (at % 64);
-    return &s->abandoned[at / 64];
+    return &ring[at / 64];
 }
 
 /* Takes gen off the ring if it is there; whether it was. */
@@ -251,7 +252,7 @@ static int abandoned_take(weft__shared_t *s, uint32_t gen)
 
     if (!s->abandoned_words)
         return 0;
-    w = abandoned_word(s, gen, &bit);
+    w = abandoned_word(s->abandoned, s->abandoned_words, gen, &bit);
     if (!(*w & bit))
         return 0;
     *w &= ~bit;
@@ -266,22 +267,21 @@ static weft_result_t abandoned_put(weft__shared_t *s, uint32_t gen, uint32_t ahe
 
     if (ahead >= 64 * (uint64_t)s->abandoned_words) {
         uint32_t words = s->abandoned_words ? s->abandoned_words : 1;
-        weft__shared_t grown = *s;
+        uint64_t *ring;
 
         while (ahead >= 64 * (uint64_t)words)
             words *= 2;
-        if (!(grown.abandoned = calloc(words, sizeof(uint64_t))))
+        if (!(ring = calloc(words, sizeof(uint64_t))))
             return weft__error(WEFT_ERR_NO_MEMORY, "cannot record a shared collective given up");
-        grown.abandoned_words = words;
-        /* The ring held the generations after the last retired. */
+        /* The old ring held the generations after the last retired. */
         for (uint32_t g = s->retired + 1; g - s->retired <= 64 * s->abandoned_words; g++)
             if (abandoned_take(s, g))
-                *abandoned_word(&grown, g, &bit) |= bit;
+                *abandoned_word(ring, words, g, &bit) |= bit;
         free(s->abandoned);
-        s->abandoned = grown.abandoned;
+        s->abandoned = ring;
         s->abandoned_words = words;
     }
-    *abandoned_word(s, gen, &bit) |= bit;
+    *abandoned_word(s->abandoned, s->abandoned_words, gen, &bit) |= bit;
     return WEFT_SUCCESS;
 }
 
