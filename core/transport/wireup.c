@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * wireup.c: the address records of the rendezvous, and choosing and
- * connecting one transport per peer (wireup.h).
+ * wireup.c: this rank's address record for the rendezvous, and choosing
+ * and connecting one transport per peer (wireup.h).
  */
 #include "config.h"
 
@@ -13,6 +13,7 @@
 #include "core/base/error.h"
 #include "core/base/log.h"
 #include "core/boot/store.h"
+#include "core/transport/addr_record.h"
 #include "core/transport/wireup.h"
 
 /* The plugins' out-of-band exchange (weft/transport.h): through the
@@ -79,72 +80,38 @@ void weft__wireup_init(weft__wireup_t *wire, int rank, int size, const char *mas
     wire->core.core_ctx = wire;
 }
 
-/*
- * The record every rank publishes at the rendezvous: who it is and how each
- * of its transports is reached. Fixed-width little-endian fields, so a
- * record is read the same way everywhere.
- */
-#define ADDR_RECORD_MAGIC 0x77656674u /* "weft" */
-/* 2: the rank's topology summary follows the host id. 3: the summary
- * names the machine and the rank's CPUs. */
-#define ADDR_RECORD_VERSION 3u
-
-struct addr_entry {
-    char name[WEFT__PLUGIN_NAME_MAX];
-    const unsigned char *addr;          /* buf */
-    size_t len;
-    /* Records pack addresses at any offset; a plugin may read its own as
-     * a struct, so it gets an aligned copy. */
-    _Alignas(16) unsigned char buf[WEFT_TRANSPORT_ADDR_MAX];
-};
-
-struct addr_record {
-    uint32_t pid;
-    char host_id[WEFT__HOSTID_MAX];
-    weft__topo_summary_t topo;
-    int n;
-    struct addr_entry entries[WEFT__PLUGIN_MAX];
-};
-
 static void put_u32(unsigned char *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
         p[i] = (unsigned char)(v >> (8 * i));
 }
 
-static uint32_t get_u32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-#define RECORD_HEADER (4 + 4 + 4 + 4 + WEFT__HOSTID_MAX + WEFT__TOPO_SUMMARY_WIRE)
-#define ENTRY_HEADER (WEFT__PLUGIN_NAME_MAX + 4)
-
+/* The record's format, and how other ranks' are read: addr_record.h. */
 weft_result_t weft__wireup_record(weft__wireup_t *wire, const char *host_id,
                                   unsigned char **out, size_t *out_len)
 {
-    size_t cap = RECORD_HEADER +
-                 (size_t)wire->plugins.n * (ENTRY_HEADER + WEFT_TRANSPORT_ADDR_MAX);
+    size_t cap = WEFT__ADDR_RECORD_HEADER +
+                 (size_t)wire->plugins.n * (WEFT__ADDR_ENTRY_HEADER + WEFT_TRANSPORT_ADDR_MAX);
     unsigned char *buf = calloc(1, cap), *p;
     weft__topo_summary_t summary;
 
     if (!buf)
         return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate the address record");
-    put_u32(buf, ADDR_RECORD_MAGIC);
-    put_u32(buf + 4, ADDR_RECORD_VERSION);
+    put_u32(buf, WEFT__ADDR_RECORD_MAGIC);
+    put_u32(buf + 4, WEFT__ADDR_RECORD_VERSION);
     put_u32(buf + 8, (uint32_t)getpid());
     put_u32(buf + 12, (uint32_t)wire->plugins.n);
     snprintf((char *)buf + 16, WEFT__HOSTID_MAX, "%s", host_id);
     weft__topo_summarize(wire->topo, host_id, &summary);
     weft__topo_summary_encode(&summary, buf + 16 + WEFT__HOSTID_MAX);
-    p = buf + RECORD_HEADER;
+    p = buf + WEFT__ADDR_RECORD_HEADER;
     for (int i = 0; i < wire->plugins.n; i++) {
         weft__plugin_t *pl = &wire->plugins.plugins[i];
         size_t len = WEFT_TRANSPORT_ADDR_MAX;
         weft_result_t rc;
 
         pthread_mutex_lock(&pl->lock);
-        rc = pl->ops->get_address(pl->ctx, p + ENTRY_HEADER, &len);
+        rc = pl->ops->get_address(pl->ctx, p + WEFT__ADDR_ENTRY_HEADER, &len);
         pthread_mutex_unlock(&pl->lock);
         if (rc != WEFT_SUCCESS || len > WEFT_TRANSPORT_ADDR_MAX) {
             free(buf);
@@ -153,60 +120,21 @@ weft_result_t weft__wireup_record(weft__wireup_t *wire, const char *host_id,
         }
         memcpy(p, pl->name, strnlen(pl->name, WEFT__PLUGIN_NAME_MAX - 1));
         put_u32(p + WEFT__PLUGIN_NAME_MAX, (uint32_t)len);
-        p += ENTRY_HEADER + len;
+        p += WEFT__ADDR_ENTRY_HEADER + len;
     }
     *out = buf;
     *out_len = (size_t)(p - buf);
     return WEFT_SUCCESS;
 }
 
-static weft_result_t record_parse(int rank, const unsigned char *buf, size_t len,
-                                  struct addr_record *rec)
-{
-    const unsigned char *p = buf + RECORD_HEADER, *end = buf + len;
-
-    if (len < RECORD_HEADER || get_u32(buf) != ADDR_RECORD_MAGIC)
-        return weft__error(WEFT_ERR_BOOTSTRAP, "rank %d published a record weft cannot read "
-                           "(another program or weft version?)", rank);
-    if (get_u32(buf + 4) != ADDR_RECORD_VERSION)
-        return weft__error(WEFT_ERR_BOOTSTRAP, "rank %d runs a weft with address record "
-                           "version %u, this rank %u", rank, get_u32(buf + 4),
-                           ADDR_RECORD_VERSION);
-    rec->pid = get_u32(buf + 8);
-    rec->n = (int)get_u32(buf + 12);
-    if (rec->n < 0 || rec->n > WEFT__PLUGIN_MAX)
-        goto err_bad;
-    memcpy(rec->host_id, buf + 16, WEFT__HOSTID_MAX);
-    rec->host_id[WEFT__HOSTID_MAX - 1] = '\0';
-    weft__topo_summary_decode(buf + 16 + WEFT__HOSTID_MAX, rec->host_id, &rec->topo);
-    for (int i = 0; i < rec->n; i++) {
-        struct addr_entry *e = &rec->entries[i];
-
-        if ((size_t)(end - p) < ENTRY_HEADER)
-            goto err_bad;
-        memcpy(e->name, p, WEFT__PLUGIN_NAME_MAX);
-        e->name[WEFT__PLUGIN_NAME_MAX - 1] = '\0';
-        e->len = get_u32(p + WEFT__PLUGIN_NAME_MAX);
-        if (e->len > WEFT_TRANSPORT_ADDR_MAX || (size_t)(end - p) < ENTRY_HEADER + e->len)
-            goto err_bad;
-        memcpy(e->buf, p + ENTRY_HEADER, e->len);
-        e->addr = e->buf;
-        p += ENTRY_HEADER + e->len;
-    }
-    return WEFT_SUCCESS;
-
-err_bad:
-    return weft__error(WEFT_ERR_BOOTSTRAP, "rank %d published a malformed address record", rank);
-}
-
 /* Picks the transport for world rank w: among the plugins both ranks
  * loaded, the one that reaches it most closely (node-local beats network),
  * ties broken by name so that both ends of a pair choose alike. */
 static weft_result_t choose_transport(weft__wireup_t *wire, int w,
-                                      const struct addr_record *rec)
+                                      const weft__addr_record_t *rec)
 {
     weft__plugin_t *best = NULL;
-    const struct addr_entry *best_entry = NULL;
+    const weft__addr_entry_t *best_entry = NULL;
     weft_transport_reach_t best_reach = WEFT_TRANSPORT_REACH_NONE;
     char tried[512] = "";
     weft_result_t rc;
@@ -215,7 +143,7 @@ static weft_result_t choose_transport(weft__wireup_t *wire, int w,
         weft__plugin_t *pl = &wire->plugins.plugins[i];
 
         for (int j = 0; j < rec->n; j++) {
-            const struct addr_entry *e = &rec->entries[j];
+            const weft__addr_entry_t *e = &rec->entries[j];
             weft_transport_reach_t reach = WEFT_TRANSPORT_REACH_NONE;
 
             if (strcmp(e->name, pl->name))
@@ -266,10 +194,10 @@ weft_result_t weft__wireup_connect(weft__wireup_t *wire)
     /* Where every rank runs comes first: some transports are of use only
      * when another rank shares the node. */
     for (int w = 0; w < wire->size; w++) {
-        struct addr_record rec;
+        weft__addr_record_t rec;
         size_t len;
         const void *blob = weft__bootstrap_blob(wire->boot, w, &len);
-        weft_result_t rc = record_parse(w, blob, len, &rec);
+        weft_result_t rc = weft__addr_record_parse(w, blob, len, &rec);
 
         if (rc != WEFT_SUCCESS)
             return rc;
@@ -284,10 +212,10 @@ weft_result_t weft__wireup_connect(weft__wireup_t *wire)
     if ((rc_cores = weft__wireup_cores(wire)) != WEFT_SUCCESS)
         return rc_cores;
     for (int w = 0; w < wire->size; w++) {
-        struct addr_record rec;
+        weft__addr_record_t rec;
         size_t len;
         const void *blob = weft__bootstrap_blob(wire->boot, w, &len);
-        weft_result_t rc = record_parse(w, blob, len, &rec);
+        weft_result_t rc = weft__addr_record_parse(w, blob, len, &rec);
         int seen = 0;
 
         if (rc == WEFT_SUCCESS)

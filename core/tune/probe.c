@@ -3,9 +3,9 @@
  * probe.c: agreeing on the tuner's parameters at init, measuring them
  * when asked (see tune.h).
  *
- * Rank 0 alone reads WEFT_TUNE and WEFT_TUNE_FILE and broadcasts what it
- * decided, so ranks started with different environments still agree (and
- * a rank never waits in a probe the others skip). The probe is a
+ * Rank 0 alone reads WEFT_TUNE and WEFT_TUNE_FILE (mode.c) and broadcasts
+ * what it decided, so ranks started with different environments still
+ * agree (and a rank never waits in a probe the others skip). The probe is a
  * collective on the world communicator, run through the collective engine
  * like any other: its messages travel on the internal context under the
  * collective's own sequence number, so user traffic cannot match them.
@@ -53,8 +53,6 @@ static const int probe_reps[] = { 10, 5, 4 };
 #define GAMMA_BYTES (1 << 20)
 
 enum { CLASS_INTRA, CLASS_INTER, NCLASSES };
-/* What rank 0 broadcasts first. */
-enum { MODE_ERROR = -1, MODE_DEFAULTS, MODE_MEASURE, MODE_FILE };
 
 typedef struct probe {
     int partner[NCLASSES];   /* comm rank, or -1 */
@@ -272,39 +270,6 @@ out_free:
     return rc;
 }
 
-/* Rank 0's decision: the mode, then the parameters it has (defaults or
- * the file's). */
-static int decide(int reps_scale, weft__tune_params_t *p, int *adapt, char *why, size_t cap)
-{
-    const char *tune = getenv("WEFT_TUNE"), *file = getenv("WEFT_TUNE_FILE");
-    const char *adapt_env = getenv("WEFT_TUNE_ADAPT");
-
-    if (adapt_env && *adapt_env && strcmp(adapt_env, "0") && strcmp(adapt_env, "1")) {
-        snprintf(why, cap, "WEFT_TUNE_ADAPT=%s is neither 0 (the model's choice only) nor 1 "
-                 "(time close algorithms on the program's calls)", adapt_env);
-        return MODE_ERROR;
-    }
-    *adapt = !(adapt_env && !strcmp(adapt_env, "0"));
-
-    if (reps_scale > 0)
-        return MODE_MEASURE;
-    if (tune && *tune && strcmp(tune, "0") && strcmp(tune, "1")) {
-        snprintf(why, cap, "WEFT_TUNE=%s is neither 0 (built-in parameters) nor 1 (measure "
-                 "or load WEFT_TUNE_FILE)", tune);
-        return MODE_ERROR;
-    }
-    if (tune && !strcmp(tune, "0"))
-        return MODE_DEFAULTS;
-    if (file && *file) {
-        if (weft__tune_load(file, p) != WEFT_SUCCESS) {
-            snprintf(why, cap, "%s", weft__get_error());
-            return MODE_ERROR;
-        }
-        return MODE_FILE;
-    }
-    return MODE_MEASURE;
-}
-
 weft_result_t weft__tune_agree(weft_comm_t world, int reps_scale)
 {
     weft__instance_t *inst = world->inst;
@@ -312,11 +277,11 @@ weft_result_t weft__tune_agree(weft_comm_t world, int reps_scale)
     double msg[7], t0 = now_s();
     char why[512] = "";
     weft_result_t rc;
-    int mode = MODE_DEFAULTS, adapt = 1;
+    int mode = WEFT__TUNE_MODE_DEFAULTS, adapt = 1;
 
     weft__tune_defaults(&p);
     if (world->rank == 0)
-        mode = decide(reps_scale, &p, &adapt, why, sizeof(why));
+        mode = weft__tune_mode(reps_scale, &p, &adapt, why, sizeof(why));
     msg[0] = mode;
     msg[1] = p.intra.alpha;
     msg[2] = p.intra.beta;
@@ -327,7 +292,7 @@ weft_result_t weft__tune_agree(weft_comm_t world, int reps_scale)
     if ((rc = bcast_doubles(world, msg, 7)) != WEFT_SUCCESS)
         return rc;
     mode = (int)msg[0];
-    if (mode == MODE_ERROR)
+    if (mode == WEFT__TUNE_MODE_ERROR)
         return weft__error(WEFT_ERR_INVALID_ARG, "%s", world->rank == 0 ? why :
                            "rank 0 could not set up the tuner (WEFT_TUNE, WEFT_TUNE_FILE, "
                            "WEFT_TUNE_ADAPT): rank 0's weft_init error says why");
@@ -337,23 +302,23 @@ weft_result_t weft__tune_agree(weft_comm_t world, int reps_scale)
     p.inter.beta = msg[4];
     p.gamma = msg[5];
     adapt = msg[6] != 0;
-    if (mode == MODE_MEASURE && (rc = measure(world, reps_scale > 0 ? reps_scale : 1, &p)) !=
-        WEFT_SUCCESS)
+    if (mode == WEFT__TUNE_MODE_MEASURE &&
+        (rc = measure(world, reps_scale > 0 ? reps_scale : 1, &p)) != WEFT_SUCCESS)
         return rc;
     if (!inst->tune && !(inst->tune = calloc(1, sizeof(*inst->tune))))
         return weft__error(WEFT_ERR_NO_MEMORY, "cannot allocate the tuner's parameters");
     inst->tune->params = p;
-    inst->tune->source = mode == MODE_MEASURE ? WEFT__TUNE_MEASURED
-                         : mode == MODE_FILE ? WEFT__TUNE_FILE : WEFT__TUNE_DEFAULTS;
-    inst->tune->probe_ms = mode == MODE_MEASURE ? (now_s() - t0) * 1e3 : 0;
+    inst->tune->source = mode == WEFT__TUNE_MODE_MEASURE ? WEFT__TUNE_MEASURED
+                         : mode == WEFT__TUNE_MODE_FILE ? WEFT__TUNE_FILE : WEFT__TUNE_DEFAULTS;
+    inst->tune->probe_ms = mode == WEFT__TUNE_MODE_MEASURE ? (now_s() - t0) * 1e3 : 0;
     inst->tune->adapt = adapt;
     /* Identical on every rank: rank 0 tells. */
     if (world->rank == 0)
         WEFT_INFO(TUNING, "parameters %s%s: intra alpha %.2f us beta %.3f ns/B, inter alpha "
                   "%.2f us beta %.3f ns/B, gamma %.3f ns/B; took %.1f ms",
                   weft__tune_source_name(inst->tune->source),
-                  mode == MODE_FILE ? " (WEFT_TUNE_FILE of rank 0)" : "", p.intra.alpha * 1e6,
-                  p.intra.beta * 1e9, p.inter.alpha * 1e6, p.inter.beta * 1e9, p.gamma * 1e9,
+                  mode == WEFT__TUNE_MODE_FILE ? " (WEFT_TUNE_FILE of rank 0)" : "",
+                  p.intra.alpha * 1e6, p.intra.beta * 1e9, p.inter.alpha * 1e6, p.inter.beta * 1e9, p.gamma * 1e9,
                   (now_s() - t0) * 1e3);
     return WEFT_SUCCESS;
 }

@@ -90,6 +90,21 @@ weft_result_t weft__tune_save(const char *path, const weft__tune_params_t *p);
 weft_result_t weft__tune_load(const char *path, weft__tune_params_t *p);
 const char *weft__tune_source_name(weft__tune_source_t src);
 
+/* mode.c: rank 0's decision at init, as probe.c broadcasts it (a
+ * double: the values are small integers). */
+typedef enum weft__tune_mode {
+    WEFT__TUNE_MODE_ERROR = -1,   /* a setting is malformed: why says which */
+    WEFT__TUNE_MODE_DEFAULTS,     /* WEFT_TUNE=0: the built-in parameters */
+    WEFT__TUNE_MODE_MEASURE,      /* probe them (the default, and weft-bench --tune) */
+    WEFT__TUNE_MODE_FILE          /* WEFT_TUNE_FILE, loaded into *p */
+} weft__tune_mode_t;
+/* Reads WEFT_TUNE_ADAPT into *adapt (1 unless it is "0"), then WEFT_TUNE
+ * and WEFT_TUNE_FILE; reps_scale > 0 (weft-bench --tune) measures
+ * whatever they say. WEFT__TUNE_MODE_ERROR with why (cap bytes) naming the
+ * variable and its value, or the file's error. */
+weft__tune_mode_t weft__tune_mode(int reps_scale, weft__tune_params_t *p, int *adapt, char *why,
+                                  size_t cap);
+
 /* probe.c: agrees on the parameters of the job on its world
  * communicator, as every rank of it must call: rank 0's WEFT_TUNE and
  * WEFT_TUNE_FILE decide between the defaults, the file and a probe (under
