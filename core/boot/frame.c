@@ -357,7 +357,11 @@ weft_result_t weft__msg_encode(const weft__msg_t *m, weft__wbuf_t *w)
     switch (m->type) {
     case WEFT__FRAME_HELLO: cap = WEFT__FRAME_HOST_MAX; break;
     case WEFT__FRAME_OK: cap = WEFT__JOB_ID_MAX; break;
-    case WEFT__FRAME_ERROR: cap = sizeof(m->text); ok = m->code != 0; break;
+    case WEFT__FRAME_ERROR:
+        /* The decoder's range: a code it would refuse must not be sent. */
+        cap = sizeof(m->text);
+        ok = m->code >= 1 && m->code <= INT32_MAX;
+        break;
     case WEFT__FRAME_JOIN:
         cap = WEFT__FRAME_HOST_MAX;
         ok = m->size >= 1 && m->size <= WEFT__FRAME_MAX_RANKS && m->rank >= 0 &&
