@@ -410,15 +410,18 @@ static void handle_set(struct weft__store_server *s, struct conn *c, const weft_
 {
     weft__msg_t v = { .type = WEFT__FRAME_VALUE };
     struct kv *e = kv_find(s, m->text);
+    /* Whether e is new, by its lookup: an empty key is a key too, and
+     * linking its entry again would make the list a loop. */
+    int fresh = !e;
     unsigned char *copy = malloc(m->len ? m->len : 1);
     struct outbuf *b;
 
-    if (!copy || (!e && !(e = calloc(1, sizeof(*e))))) {
+    if (!copy || (fresh && !(e = calloc(1, sizeof(*e))))) {
         free(copy);
         conn_error(c, WEFT_ERR_NO_MEMORY, "the rendezvous store ran out of memory");
         return;
     }
-    if (!e->key[0]) {
+    if (fresh) {
         copy_str(e->key, sizeof(e->key), m->text);
         e->next = s->kvs;
         s->kvs = e;
