@@ -4,7 +4,9 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/base/env.h"
 #include "core/base/error.h"
@@ -18,8 +20,12 @@ weft_result_t weft__env_ullong(const char *name, unsigned long long min, unsigne
 
     if (!env)
         return WEFT_SUCCESS;
+    /* strtoull takes a sign after blanks, wrapping "-1" round to the
+     * largest value, and saturates on overflow: neither is the number
+     * written. */
+    errno = 0;
     v = strtoull(env, &end, 0);
-    if (!*env || *end || *env == '-' || v < min || v > max)
+    if (!*env || *end || strchr(env, '-') || errno == ERANGE || v < min || v > max)
         return weft__error(WEFT_ERR_INVALID_ARG, "%s=\"%s\" is not a number from %llu to %llu",
                            name, env, min, max);
     *out = v;
