@@ -35,9 +35,11 @@
 #define SLURM_PORT_BASE 20000
 #define SLURM_PORT_SPAN 20000
 
-/* Where rank and size came from, for messages ("RANK=3", "attr->rank 3"). */
+/* Where rank and size came from, for messages ("RANK=3", "attr->rank 3"),
+ * and the local ones ("LOCAL_RANK=1"). */
 struct origin {
     char rank[80], size[80];
+    char lrank[80], lsize[120];
 };
 
 static int set(weft__getenv_fn env, const char *name)
@@ -258,8 +260,12 @@ static weft_result_t take_ranks(weft__getenv_fn env, const char *rank, const cha
     }
     if (lrank && (rc = parse_int(env, lrank, 0, INT_MAX, &out->local_rank, 0)) != WEFT_SUCCESS)
         return rc;
+    if (lrank && set(env, lrank))
+        snprintf(from->lrank, sizeof(from->lrank), "%s=%d", lrank, out->local_rank);
     if (lsize && (rc = parse_int(env, lsize, 1, INT_MAX, &out->local_size, 0)) != WEFT_SUCCESS)
         return rc;
+    if (lsize && set(env, lsize))
+        snprintf(from->lsize, sizeof(from->lsize), "%s=%d", lsize, out->local_size);
     return WEFT_SUCCESS;
 }
 
@@ -295,10 +301,15 @@ static weft_result_t from_slurm(weft__getenv_fn env, weft__boot_params_t *out,
         return rc;
     /* The ranks on this node: optional, only for information. */
     if (set(env, "SLURM_TASKS_PER_NODE") && set(env, "SLURM_NODEID") &&
-        to_long(env("SLURM_NODEID"), 0, INT_MAX, &node) == 0)
+        to_long(env("SLURM_NODEID"), 0, INT_MAX, &node) == 0) {
         out->local_size = slurm_tasks_on_node(env("SLURM_TASKS_PER_NODE"), node);
-    if (out->local_size < 1)
+        snprintf(from->lsize, sizeof(from->lsize), "SLURM_TASKS_PER_NODE=%.40s on "
+                 "SLURM_NODEID=%ld: %d", env("SLURM_TASKS_PER_NODE"), node, out->local_size);
+    }
+    if (out->local_size < 1) {
         rc = parse_int(env, "SLURM_NTASKS_PER_NODE", 1, INT_MAX, &out->local_size, 0);
+        snprintf(from->lsize, sizeof(from->lsize), "SLURM_NTASKS_PER_NODE=%d", out->local_size);
+    }
     return rc;
 }
 
@@ -317,6 +328,7 @@ weft_result_t weft__boot_params_resolve(const weft_init_attr_t *attr, weft__gete
     out->port = WEFT__DEFAULT_PORT;
     snprintf(from.rank, sizeof(from.rank), "attr->rank %d", attr->rank);
     snprintf(from.size, sizeof(from.size), "attr->size %d", attr->size);
+    from.lrank[0] = from.lsize[0] = '\0';
     if (attr->rank < -1)
         return weft__error(WEFT_ERR_INVALID_ARG, "attr->rank %d is neither a rank nor -1 (from "
                            "the environment)", attr->rank);
@@ -411,8 +423,9 @@ weft_result_t weft__boot_params_resolve(const weft_init_attr_t *attr, weft__gete
         goto err;
     }
     if (out->local_rank >= 0 && out->local_size > 0 && out->local_rank >= out->local_size) {
-        rc = weft__error(WEFT_ERR_INVALID_ARG, "local rank %d is not below the local size %d "
-                         "(from %s)", out->local_rank, out->local_size, out->source);
+        /* Named as given: which variables disagree, not only the numbers. */
+        rc = weft__error(WEFT_ERR_INVALID_ARG, "%s is not below the local size (%s)",
+                         from.lrank, from.lsize);
         goto err;
     }
 

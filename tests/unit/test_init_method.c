@@ -292,7 +292,7 @@ static void test_bad_values(void **state)
         { { "RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=h:0", NULL }, "env://", "port '0'" },
         { { "RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=[::1", NULL }, "env://", "']'" },
         { { "RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=h", "LOCAL_RANK=3", "LOCAL_WORLD_SIZE=2",
-            NULL }, "env://", "local rank 3" },
+            NULL }, "env://", "LOCAL_RANK=3 is not below the local size (LOCAL_WORLD_SIZE=2)" },
         { { "RANK=0", "WORLD_SIZE=2", NULL }, "tcp://host:0", "port '0'" },
         { { "RANK=0", "WORLD_SIZE=2", NULL }, "tcp://host:http", "port 'http'" },
         { { "RANK=0", "WORLD_SIZE=2", NULL }, "tcp://:5", "host is empty" },
