@@ -184,7 +184,11 @@ unsigned char *weft__shm_msg_dest(struct shm_msg *m, size_t *cap)
     struct tp_req *r = m->req;
 
     if (r) {
-        *cap = r->len > m->got ? r->len - m->got : 0;
+        /* Not past the message either: a receive's bytes beyond it stay
+         * as they were, whatever a corrupt peer's records claim. */
+        size_t end = tp_min(r->len, m->total);
+
+        *cap = end > m->got ? end - m->got : 0;
         return *cap ? r->buf + m->got : NULL;
     }
     if (m->ubuf) {
@@ -198,7 +202,10 @@ unsigned char *weft__shm_msg_dest(struct shm_msg *m, size_t *cap)
 /* len more bytes of m arrived (and were copied to weft__shm_msg_dest). */
 void weft__shm_msg_add(struct shm_ctx *ctx, struct shm_msg *m, size_t len)
 {
-    m->got += len;
+    /* Records that carry more than the message's total (a corrupt peer)
+     * end it: got never passes total, as binding (which finishes a
+     * message at got == total and copies got bytes of ubuf) counts on. */
+    m->got += tp_min(len, m->total - m->got);
     if (m->got >= m->total)
         weft__tp_match_done(&ctx->tp, &m->tp);
 }

@@ -162,7 +162,19 @@ static int take_record(struct shm_ctx *ctx, int peer, const struct shm_rec *rec)
                 return 0;
             }
         }
-        m = weft__shm_msg_arrive(ctx, peer, rec->tag, rec->total);
+        if (rec->total == 0 && rec->type != SHM_REC_EAGER) {
+            /* weft sends an empty message as one EAGER record. Any other
+             * record of one would be whole on arrival, so the matcher
+             * would free it before it is read below. */
+            TP_WARN(ctx, "rank %d started an empty message with a record of type %u; dropped",
+                    peer, rec->type);
+            return 0;
+        }
+        /* An EAGER record is the whole message, whatever its total says
+         * (as for a posted receive above): a message it left unfinished
+         * would wait for fragments that never come. */
+        m = weft__shm_msg_arrive(ctx, peer, rec->tag,
+                                 rec->type == SHM_REC_EAGER ? rec->len : rec->total);
         if (!m)
             return -1;
         if (rec->type == SHM_REC_RTS) {
@@ -173,7 +185,10 @@ static int take_record(struct shm_ctx *ctx, int peer, const struct shm_rec *rec)
             take_rts_ipc(ctx, peer, rec, m);
             return 0;
         }
-        if (rec->type == SHM_REC_START)
+        /* Fragments follow only when the start did not hold it all: a
+         * message it completes is the matcher's to free, and must not be
+         * left as the current one. */
+        if (rec->type == SHM_REC_START && rec->len < rec->total)
             p->cur = m;
         take_payload(ctx, &p->in, m, sizeof(*rec), rec->len);
         return 0;
@@ -205,11 +220,23 @@ void weft__shm_drain(struct shm_ctx *ctx, int peer, size_t budget)
     struct shm_ring *ring = &p->in;
     int took = 0;
 
-    while (budget && weft__shm_ring_avail(ring) >= sizeof(struct shm_rec)) {
+    while (budget) {
+        uint64_t avail = weft__shm_ring_avail(ring);
         struct shm_rec rec;
         size_t bytes;
 
+        if (avail < sizeof(rec))
+            break;
         weft__shm_ring_peek(ring, 0, &rec, sizeof(rec));
+        /* The producer publishes a record whole (weft__shm_ring_push): a
+         * length past what it published means the ring's memory was
+         * overwritten, and neither this record nor any after it can be
+         * read. */
+        if (rec.len > avail - sizeof(rec)) {
+            weft__shm_peer_lost(ctx, peer, "its ring holds a record longer than what it "
+                                "wrote (shared memory overwritten)");
+            break;
+        }
         if (take_record(ctx, peer, &rec) != 0)
             break;
         weft__shm_ring_consume(ring, sizeof(rec) + rec.len);
