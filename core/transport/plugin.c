@@ -34,6 +34,14 @@
 /* Folders beyond these are ignored with a warning: a PATH-like variable
  * gone wrong should not make every weft_init list thousands of folders. */
 #define MAX_DIRS 64
+
+#ifdef WEFT_SANITIZERS
+/* A sanitizer names code by the objects mapped when it reports, at exit for
+ * leaks: keep plugins mapped after dlclose so their frames are named. */
+#define PLUGIN_DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)
+#else
+#define PLUGIN_DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL)
+#endif
 /* Candidates named in the WEFT_ERR_PLUGIN message before it is cut short
  * (weft_last_error() holds about 1 KiB). */
 #define ERROR_LIST_BUDGET 640
@@ -598,7 +606,7 @@ static void open_candidate(struct search *s, weft__plugin_candidate_t *c)
     void *dl;
 
     dlerror();
-    dl = dlopen(c->path, RTLD_NOW | RTLD_LOCAL);
+    dl = dlopen(c->path, PLUGIN_DLOPEN_FLAGS);
     if (!dl) {
         const char *err = dlerror();
 

@@ -262,6 +262,7 @@ struct CUmod_st {
     uint32_t magic;
     struct CUctx_st *ctx;
     struct CUfunc_st *funcs;    /* one per known kernel, made at load */
+    struct CUmod_st *next;      /* every module ever loaded (module.c) */
 };
 
 struct CUfunc_st {

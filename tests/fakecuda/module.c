@@ -36,12 +36,14 @@
  * fails the launch itself with CUDA_ERROR_INVALID_VALUE and says why on
  * stderr: a test sees the mistake at the call that made it.
  *
- * Modules and functions are never freed: cuModuleUnload marks them dead,
- * so a handle used afterwards is recognised, and work already queued
- * (which holds no handle) still runs.
+ * Modules and functions are not freed by cuModuleUnload, which marks them
+ * dead, so a handle used afterwards is recognised, and work already queued
+ * (which holds no handle) still runs. They are freed when the library is
+ * unloaded (at exit, or a dlclose by weft's driver loader).
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +61,21 @@
 static const unsigned max_block[3] = { 1024, 1024, 64 };
 static const unsigned max_grid[3] = { 2147483647u, 65535, 65535 };
 #define FC_MAX_SHARED 49152u
+
+/* Every module loaded, dead or alive, for the destructor to free. */
+static struct CUmod_st *all_modules;
+static pthread_mutex_t all_modules_lock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((destructor)) static void free_modules(void)
+{
+    while (all_modules) {
+        struct CUmod_st *m = all_modules;
+
+        all_modules = m->next;
+        free(m->funcs);
+        free(m);
+    }
+}
 
 static uint16_t rd16(const unsigned char *p)
 {
@@ -156,6 +173,10 @@ FC_API CUresult cuModuleLoadData(CUmodule *module, const void *image)
         m->funcs[i].magic = FC_MAGIC_FUNC;
         m->funcs[i].mod = m;
     }
+    pthread_mutex_lock(&all_modules_lock);
+    m->next = all_modules;
+    all_modules = m;
+    pthread_mutex_unlock(&all_modules_lock);
     *module = m;
     return CUDA_SUCCESS;
 }

@@ -116,6 +116,7 @@ static void share_child(void)
     FCT_TRUE(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
     FCT_OK(cuEventSynchronize(ev));
     FCT_OK(cuEventDestroy(ev));
+    FCT_OK(cuEventDestroy(local));
 }
 
 static void share(void **state)
@@ -131,6 +132,7 @@ static void noipc_child(void)
     CUipcEventHandle eh;
     FCT_OK(cuEventCreate(&ev, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING));
     FCT_EXPECT(cuIpcGetEventHandle(&eh, ev), CUDA_ERROR_NOT_SUPPORTED);
+    FCT_OK(cuEventDestroy(ev));
 }
 
 static void noipc(void **state)

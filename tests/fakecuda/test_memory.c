@@ -130,6 +130,9 @@ static void copies_child(void)
     FCT_EXPECT(cuMemHostUnregister(back), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
     FCT_OK(cuMemFreeHost(ph));
     FCT_EXPECT(cuMemFreeHost(ph), CUDA_ERROR_INVALID_VALUE);
+    FCT_OK(cuMemFree(d1));
+    free(h);
+    free(back);
 }
 
 static void copies(void **state)

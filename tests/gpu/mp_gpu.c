@@ -219,6 +219,7 @@ static void test_allreduce(weft_comm_t w, int me, int n, size_t count, int nonbl
     dev_free(dout);
     free(in);
     free(out);
+    free(want);
 }
 
 /* PREMUL_SUM scales the input, which must be staged first; and a host

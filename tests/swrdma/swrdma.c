@@ -93,6 +93,16 @@ static void at_parent(void)
 /* The child is not on the fabric: its parent's QPs, keys and NIC thread
  * stay the parent's (a child using them is reported). It may open the
  * device itself and join as a process of its own. */
+/* What a forked child inherited of its parent's device (at_child), one
+ * entry per generation of fork (a child of a child keeps both). */
+#define INHERITED_MAX 8
+static struct {
+    struct sw_device *dev;
+    struct sw_context *contexts;
+    void *qps, *cqs, *mrs;
+} inherited[INHERITED_MAX];
+static int ninherited;
+
 static void at_child(void)
 {
     pthread_mutex_init(&sw.obj_lock, NULL);
@@ -100,6 +110,16 @@ static void at_child(void)
     pthread_mutex_init(&sw.nic_lock, NULL);
     if (!sw.attached)
         return;
+    /* The parent's objects stay allocated, and reachable from here: the
+     * program may still hold their pointers, and a use of them must be
+     * refused, not read freed memory. */
+    int g = ninherited < INHERITED_MAX ? ninherited++ : INHERITED_MAX - 1;
+
+    inherited[g].dev = sw.dev;
+    inherited[g].contexts = sw.contexts;
+    inherited[g].qps = sw.qps;
+    inherited[g].cqs = sw.cqs;
+    inherited[g].mrs = sw.mrs;
     if (sw.reg_fd >= 0)
         close(sw.reg_fd);
     sw.reg_fd = -1;
@@ -134,5 +154,11 @@ __attribute__((destructor)) static void sw_fini(void)
     sw_nic_stop();
     pthread_mutex_lock(&sw.lock);
     sw_detach();
+    /* The device outlives its lists, as rdma-core's do, until the library
+     * goes: unloaded with no context open, it is given back. */
+    if (!sw.contexts) {
+        free(sw.dev);
+        sw.dev = NULL;
+    }
     pthread_mutex_unlock(&sw.lock);
 }

@@ -568,6 +568,7 @@ static int memlock_child(void *arg)
         return 16;
     ibv_dereg_mr(m2);
     swt_close(&t);
+    free(p);
     return 0;
 }
 

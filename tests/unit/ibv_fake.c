@@ -434,7 +434,8 @@ static int fake_post_recv(struct ibv_qp *vqp, struct ibv_recv_wr *wr, struct ibv
         r = &q->rq[(q->rq_head + q->rq_n) % q->rq_cap];
         r->wr_id = wr->wr_id;
         r->nsge = wr->num_sge;
-        memcpy(r->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*r->sge));
+        if (wr->num_sge) /* a receive of no SGE may pass sg_list NULL */
+            memcpy(r->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*r->sge));
         q->rq_n++;
     }
     return 0;

@@ -291,6 +291,7 @@ static void test_out_of_memory(void **state)
 {
     struct wib_rcache c;
     struct wib_rc_entry *a, *b, *d;
+    struct fake_mr *b_mr;
     uintptr_t base = 0x1000000;
 
     (void)state;
@@ -300,8 +301,10 @@ static void test_out_of_memory(void **state)
     assert_int_equal(weft__ibv_rc_get(&c, (void *)base, 2 * PAGE, &a), 0);
     assert_int_equal(weft__ibv_rc_get(&c, (void *)(base + 8 * PAGE), 2 * PAGE, &b), 0);
     weft__ibv_rc_put(&c, b);
+    /* b is idle: the cache evicts it (and frees the entry) to make room. */
+    b_mr = b->mr;
     assert_int_equal(weft__ibv_rc_get(&c, (void *)(base + 16 * PAGE), 2 * PAGE, &d), 0);
-    assert_false(((struct fake_mr *)b->mr)->live);
+    assert_false(b_mr->live);
     check(&c);
     assert_int_equal(weft__ibv_rc_get(&c, (void *)(base + 32 * PAGE), PAGE, &b), ENOMEM);
     check(&c);

@@ -246,7 +246,8 @@ weft_result_t weft__coll_shared_publish(weft__coll_t *c, weft__shared_t *s, size
     if (!weft__shared_all_published(s, k - (bytes > WEFT__SHARED_SMALL ? 1 :
                                             WEFT__SHARED_DEPTH - 1), k - 1, &late))
         return weft__coll_shared_wait(c, late);
-    fill(c, weft__shared_payload(s, k, c->comm->rank, bytes));
+    if (bytes) /* a call of count 0 may pass NULL buffers: nothing to copy */
+        fill(c, weft__shared_payload(s, k, c->comm->rank, bytes));
     weft__shared_publish(c->comm, k, 0);
     return WEFT_SUCCESS;
 }
@@ -302,7 +303,8 @@ static weft_result_t shared_step(weft__coll_t *c, int *done)
         if ((rc = weft__coll_shared_given_up(c, s, r)) != WEFT_SUCCESS)
             return rc;
     }
-    op->read(c, s);
+    if (op->bytes(c))
+        op->read(c, s);
     weft__coll_shared_finish(c, done);
     return WEFT_SUCCESS;
 }

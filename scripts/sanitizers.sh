@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# sanitizers.sh: builds weft twice more from a copy of this checkout, once
+# with AddressSanitizer and UndefinedBehaviorSanitizer and once with
+# ThreadSanitizer, and runs `make check-sanitized` in each (the tests it
+# runs are listed in tests/sanitizers/Makefile.include). The copies live in
+# _sanitize/ so the main tree's build is left alone.
+#
+#   scripts/sanitizers.sh [address] [thread]    (default: both)
+#
+# Exit status: 0 when every run passed, 1 otherwise. A failing test's log
+# is printed (the sanitizer's report is in it).
+set -eu
+
+cd "$(dirname "$0")/.."
+top=$(pwd)
+kinds=${*:-address thread}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+if ! git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+    echo "sanitizers.sh: not a git checkout: cannot tell sources from build products" >&2
+    exit 1
+fi
+
+status=0
+for kind in $kinds; do
+    case $kind in
+    address) flag=--enable-sanitizers ;;
+    thread) flag=--enable-sanitizers=thread ;;
+    *) echo "sanitizers.sh: unknown kind '$kind' (address or thread)" >&2; exit 2 ;;
+    esac
+    dir=$top/_sanitize/$kind
+    start=$(date +%s)
+    echo "sanitizers.sh: $kind: copying the sources to $dir"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    # Tracked files and new ones not ignored: what a commit of this tree
+    # would hold, without the main build's products.
+    git -C "$top" ls-files -z --cached --others --exclude-standard |
+        (cd "$top" && xargs -0 tar -cf - --no-recursion) | tar -C "$dir" -xf -
+    (
+        cd "$dir"
+        ./autogen.sh >autogen.out 2>&1 || { cat autogen.out; exit 1; }
+        ./configure -q "$flag" >configure.out 2>&1 || { cat configure.out; exit 1; }
+        make -s -j"$jobs" >make.out 2>&1 || { tail -n 60 make.out; exit 1; }
+        echo "sanitizers.sh: $kind: built in $(( $(date +%s) - start )) s"
+        make -j"$jobs" check-sanitized >check.out 2>&1
+    ) && rc=0 || rc=$?
+    if [ -f "$dir/test-suite.log" ]; then
+        pass=$(sed -n 's/^# PASS: *//p' "$dir/test-suite.log" | head -n 1)
+        fail=$(sed -n 's/^# FAIL: *//p' "$dir/test-suite.log" | head -n 1)
+        err=$(sed -n 's/^# ERROR: *//p' "$dir/test-suite.log" | head -n 1)
+        skip=$(sed -n 's/^# SKIP: *//p' "$dir/test-suite.log" | head -n 1)
+        echo "sanitizers.sh: $kind: ${pass:-0} passed, $(( ${fail:-0} + ${err:-0} )) failed," \
+             "${skip:-0} skipped in $(( $(date +%s) - start )) s"
+    fi
+    if [ "$rc" != 0 ]; then
+        status=1
+        echo "sanitizers.sh: $kind: FAILED" >&2
+        for log in $(grep -l -E '^(FAIL|ERROR)' $(find "$dir" -name '*.trs') 2>/dev/null |
+                     sed 's/\.trs$/.log/'); do
+            echo "===== $log"; tail -n 80 "$log"
+        done
+        [ -f "$dir/test-suite.log" ] || tail -n 40 "$dir/check.out" 2>/dev/null || true
+    fi
+done
+exit $status
