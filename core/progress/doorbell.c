@@ -14,6 +14,7 @@
 
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "core/base/private_file.h"
 #include "core/progress/doorbell.h"
 #include "core/progress/instance.h"
 
@@ -27,7 +28,7 @@ static void bell_path(const weft__instance_t *inst, int rank, char *buf, size_t 
 
 weft_result_t weft__doorbell_open(weft__instance_t *inst)
 {
-    char path[160];
+    char path[160], why[160];
     int fd;
 
     pthread_mutex_lock(&inst->lock);
@@ -36,14 +37,9 @@ weft_result_t weft__doorbell_open(weft__instance_t *inst)
         return WEFT_SUCCESS;
     }
     bell_path(inst, inst->wire.rank, path, sizeof(path));
-    /* O_RDWR: a FIFO read end without any writer polls as hung up. */
-    if ((mkfifo(path, 0600) && errno != EEXIST) ||
-        (fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0) {
-        int err = errno;
-
+    if ((fd = weft__private_fifo_open(path, why, sizeof(why))) < 0) {
         pthread_mutex_unlock(&inst->lock);
-        return weft__error(WEFT_ERR_SYSTEM, "cannot create the doorbell %s: %s", path,
-                           strerror(err));
+        return weft__error(WEFT_ERR_SYSTEM, "cannot create the doorbell %s: %s", path, why);
     }
     inst->bell_fd = fd;
     pthread_mutex_unlock(&inst->lock);
@@ -52,7 +48,7 @@ weft_result_t weft__doorbell_open(weft__instance_t *inst)
 
 void weft__doorbell_ring(weft__instance_t *inst, int rank)
 {
-    char path[160];
+    char path[160], why[160];
     int fd;
 
     if (rank < 0 || rank >= inst->wire.size)
@@ -71,9 +67,15 @@ void weft__doorbell_ring(weft__instance_t *inst, int rank)
         bell_path(inst, rank, path, sizeof(path));
         /* Read-write: a write to a FIFO nobody reads raises SIGPIPE, and
          * the peer may have just woken and exited. */
-        fd = inst->bell_peers[rank] = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-        if (fd < 0)
+        fd = open(path, O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
             WEFT_WARN(COLL, "cannot open the doorbell of rank %d (%s): %m", rank, path);
+        } else if (weft__private_file_check(fd, S_IFIFO, why, sizeof(why)) != 0) {
+            WEFT_WARN(COLL, "refusing the doorbell of rank %d (%s): %s", rank, path, why);
+            close(fd);
+            fd = -1;
+        }
+        inst->bell_peers[rank] = fd;
     }
     pthread_mutex_unlock(&inst->lock);
     /* A full FIFO already holds a wake-up. */

@@ -136,7 +136,7 @@ weft_result_t weft__shm_seg_create(struct shm_ctx *ctx)
                        (unsigned)getpid());
     fifo_name(ctx->fifo_path, sizeof(ctx->fifo_path), ctx->seg_name);
     ctx->seg_len = SHM_PAGE + (size_t)SHM_MAX_SLOTS * stride;
-    fd = shm_open(ctx->seg_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    fd = shm_open(ctx->seg_name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         core->set_error(SHM_NAME ": shm_open(%s): %s", ctx->seg_name, strerror(errno));
         return WEFT_ERR_SYSTEM;
@@ -168,7 +168,7 @@ weft_result_t weft__shm_seg_create(struct shm_ctx *ctx)
     }
     /* Read and write: the FIFO never reads as closed, whoever comes and
      * goes on the writing side. */
-    ctx->fifo_fd = open(ctx->fifo_path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    ctx->fifo_fd = open(ctx->fifo_path, O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
     if (ctx->fifo_fd < 0) {
         core->set_error(SHM_NAME ": open(%s): %s", ctx->fifo_path, strerror(errno));
         goto err_unlink_fifo;
@@ -314,6 +314,29 @@ void weft__shm_seg_discover(struct shm_ctx *ctx)
 
 /* ------------------------------------------------------------ theirs */
 
+/* A peer's segment or FIFO is a file in /dev/shm under a name another
+ * user might learn: use it only if it is of its type, this user's, and
+ * closed to everybody else (a planted file would let its owner read or
+ * change what the ranks exchange). */
+static int peer_file_ok(struct shm_ctx *ctx, int fd, mode_t type, const char *path)
+{
+    struct stat st;
+
+    if (fstat(fd, &st) != 0) {
+        ctx->core->set_error(SHM_NAME ": fstat(%s): %s", path, strerror(errno));
+        return 0;
+    }
+    if ((st.st_mode & S_IFMT) != type || st.st_uid != geteuid() ||
+        (st.st_mode & (S_IRWXG | S_IRWXO))) {
+        ctx->core->set_error(SHM_NAME ": refusing %s: not a %s of this user (uid %u) closed "
+                             "to others (it is mode %04o, uid %u)", path,
+                             type == S_IFIFO ? "FIFO" : "file", (unsigned)geteuid(),
+                             (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
+        return 0;
+    }
+    return 1;
+}
+
 /* Opens peer's segment, waiting for the peer to create it (at its own
  * first connect) for up to ctx->timeout_ms. */
 static int open_peer_segment(struct shm_ctx *ctx, const char *name, int peer)
@@ -321,7 +344,7 @@ static int open_peer_segment(struct shm_ctx *ctx, const char *name, int peer)
     int waited = 0;
 
     for (;;) {
-        int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+        int fd = shm_open(name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
         int err = errno;
 
         if (fd >= 0)
@@ -361,6 +384,10 @@ weft_result_t weft__shm_seg_attach(struct shm_ctx *ctx, int peer)
     fd = open_peer_segment(ctx, name, peer);
     if (fd < 0)
         return WEFT_ERR_SYSTEM;
+    if (!peer_file_ok(ctx, fd, S_IFREG, name)) {
+        close(fd);
+        return WEFT_ERR_SYSTEM;
+    }
     /* The file exists before its creator sized it, and touching a page
      * past its end is SIGBUS. ftruncate sizes it whole at once. */
     for (;;) {
@@ -413,9 +440,13 @@ weft_result_t weft__shm_seg_attach(struct shm_ctx *ctx, int peer)
     }
     /* Read-write: a write to a FIFO whose reader exited raises SIGPIPE,
      * which would kill this process when it wakes a peer just gone. */
-    p->wake_fd = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-    if (p->wake_fd < 0) {
-        core->set_error(SHM_NAME ": open(%s): %s", fifo, strerror(errno));
+    p->wake_fd = open(fifo, O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (p->wake_fd < 0 || !peer_file_ok(ctx, p->wake_fd, S_IFIFO, fifo)) {
+        if (p->wake_fd < 0)
+            core->set_error(SHM_NAME ": open(%s): %s", fifo, strerror(errno));
+        else
+            close(p->wake_fd);
+        p->wake_fd = -1;
         munmap(slot_map, stride);
         goto err_unmap_hdr;
     }

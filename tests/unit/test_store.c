@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -584,6 +586,23 @@ static void test_hostile_frames(void **state)
     assert_true(raw_closed(fd));
     close(fd);
 
+    /* A header declaring 4 GiB, before and after authentication: refused
+     * from the header alone, nothing allocated for it. */
+    fd = raw_connect(port);
+    weft__frame_header(hdr, WEFT__FRAME_HELLO, 0xffffffffu);
+    assert_int_equal(send(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
+    raw_expect(fd, WEFT__FRAME_ERROR, &m);
+    assert_non_null(strstr(m.text, "exceeds"));
+    assert_true(raw_closed(fd));
+    close(fd);
+    fd = raw_hello(port);
+    weft__frame_header(hdr, WEFT__FRAME_SET, 0xffffffffu);
+    assert_int_equal(send(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
+    raw_expect(fd, WEFT__FRAME_ERROR, &m);
+    assert_non_null(strstr(m.text, "exceeds"));
+    assert_true(raw_closed(fd));
+    close(fd);
+
     /* Somebody's HTTP client. */
     fd = raw_connect(port);
     assert_int_equal(send(fd, "GET / HTTP/1.1\r\n\r\n", 18, 0), 18);
@@ -623,6 +642,88 @@ static void test_hostile_frames(void **state)
     assert_memory_equal(val, "ok", 2);
     assert_true(now_ms() - t0 < 1000);
     close(stall);
+    weft__store_close(good);
+    weft__store_server_stop(srv);
+}
+
+/* 1000 connections that never authenticate, each holding the largest
+ * frame a stranger may start (a hello of WEFT__FRAME_HELLO_MAX bytes, only
+ * part of it sent), and garbage from others: the job's own client is
+ * served throughout, and what the server holds for a stranger is bounded
+ * by that frame, whatever its header claims. */
+#define GARBAGE_CONNS 1000
+
+static void test_garbage_connections(void **state)
+{
+    weft__store_server_t *srv = start_server("127.0.0.1", -1);
+    int port = weft__store_server_port(srv), n = GARBAGE_CONNS, *fds;
+    weft__store_t *good = connect_ok("127.0.0.1", port);
+    struct rlimit rl;
+    unsigned char hdr[WEFT__FRAME_HEADER], junk[256];
+    char val[16], key[32];
+    size_t len, before = 0, after;
+    int64_t t0;
+
+    (void)state;
+    /* Both ends of every connection are in this process. */
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_cur < 2 * GARBAGE_CONNS + 64) {
+        rl.rlim_cur = rl.rlim_max < 2 * GARBAGE_CONNS + 64 ? rl.rlim_max
+                                                           : 2 * GARBAGE_CONNS + 64;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur < 2 * GARBAGE_CONNS + 64) {
+        n = (int)(rl.rlim_cur - 64) / 2;
+        print_message("only %d garbage connections: RLIMIT_NOFILE is %lu\n", n,
+                      (unsigned long)rl.rlim_cur);
+    }
+    fds = calloc((size_t)n, sizeof(*fds));
+    assert_non_null(fds);
+    for (size_t i = 0; i < sizeof(junk); i++)
+        junk[i] = (unsigned char)(i * 37 + 11);
+#ifndef __SANITIZE_ADDRESS__
+    before = mallinfo2().uordblks;
+#endif
+    weft__frame_header(hdr, WEFT__FRAME_HELLO, WEFT__FRAME_HELLO_MAX);
+    for (int i = 0; i < n; i++) {
+        fds[i] = raw_connect(port);
+        if (i % 2 == 0) {
+            assert_int_equal(send(fds[i], hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
+            assert_int_equal(send(fds[i], junk, 100, 0), 100);
+        } else {
+            /* Bytes that are no frame: refused at the magic, closed. */
+            assert_int_equal(send(fds[i], junk + i % 64, 64, MSG_NOSIGNAL), 64);
+        }
+        if (i % 100 == 99) {
+            /* The job's traffic, while the strangers pile up. */
+            snprintf(key, sizeof(key), "k%d", i);
+            t0 = now_ms();
+            assert_int_equal(weft__store_set(good, key, "v", 1), WEFT_SUCCESS);
+            assert_int_equal(weft__store_get(good, key, val, sizeof(val), &len, 2000),
+                             WEFT_SUCCESS);
+            assert_true(now_ms() - t0 < 2000);
+        }
+    }
+    /* Let the server read every one of them. */
+    t0 = now_ms();
+    assert_int_equal(weft__store_set(good, "last", "ok", 2), WEFT_SUCCESS);
+    assert_int_equal(weft__store_get(good, "last", val, sizeof(val), &len, 2000), WEFT_SUCCESS);
+    assert_memory_equal(val, "ok", 2);
+    usleep(200 * 1000);
+#ifndef __SANITIZE_ADDRESS__
+    /* The frames started and the connections' state: at most the hello's
+     * limit and 2 KiB more for each. */
+    after = mallinfo2().uordblks;
+    print_message("%d strangers: the server's heap grew by %zu bytes\n", n,
+                  after > before ? after - before : 0);
+    assert_true(after < before + (size_t)n * (WEFT__FRAME_HELLO_MAX + 2048));
+#else
+    (void)after;
+#endif
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+    free(fds);
     weft__store_close(good);
     weft__store_server_stop(srv);
 }
@@ -906,6 +1007,7 @@ int main(void)
         cmocka_unit_test(test_server_starts_later),
         cmocka_unit_test(test_bad_token),
         cmocka_unit_test(test_hostile_frames),
+        cmocka_unit_test(test_garbage_connections),
         cmocka_unit_test(test_ipv6_and_names),
         cmocka_unit_test(test_listen_errors),
         cmocka_unit_test(test_set_get),

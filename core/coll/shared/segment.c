@@ -25,6 +25,7 @@
 
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "core/base/private_file.h"
 #include "core/coll/shared/segment.h"
 #include "core/comm/comm.h"
 #include "core/progress/doorbell.h"
@@ -54,13 +55,16 @@ int weft__shared_usable(const struct weft_comm *comm)
 static weft_result_t map_segment(struct weft_comm *comm, const char *kind, size_t len,
                                  int reserve, void **out)
 {
-    char name[160];
+    char name[160], why[160] = "";
     void *base = MAP_FAILED;
-    int fd, err = 0;
+    int fd, err = 0, created;
 
     snprintf(name, sizeof(name), "/weft-%s-%s-%u-%d", comm->inst->wire.job_id, kind,
              comm->ctx.context_id, comm->world_ranks[0]);
-    fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    fd = weft__private_shm_open(name, &created, why, sizeof(why));
+    if (fd < 0 && errno == EPERM)
+        return weft__error(WEFT_ERR_SYSTEM, "shared segment /dev/shm%s exists and is not "
+                           "this job's: %s; refusing it", name, why);
     if (fd < 0 || ftruncate(fd, (off_t)len) < 0)
         err = errno;
     else if (reserve)
