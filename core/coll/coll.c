@@ -211,6 +211,36 @@ static void explain_round(weft__coll_t *c, const struct weft_request *round)
     snprintf(c->why, sizeof(c->why), "%s", weft_strerror(round->result));
 }
 
+void weft__coll_note_mismatch(weft__coll_t *c, int peer, size_t got, size_t want)
+{
+    if (c->mismatch)
+        return;
+    c->mismatch = 1;
+    c->mismatch_peer = peer;
+    c->mismatch_got = got;
+    c->mismatch_want = want;
+}
+
+/* Every receive of a collective knows how many bytes its peer sends when
+ * the ranks passed the same arguments: a message of another length means
+ * they did not. Whether the round failed of nothing but that (a longer
+ * message is cut to the receive, WEFT_ERR_TRUNCATED): then the collective
+ * goes on, so that its peers are not left waiting, and fails at its end. */
+static int round_lengths(weft__coll_t *c, const struct weft_request *round)
+{
+    int only_lengths = 1;
+
+    for (int i = 0; i < round->nsub; i++) {
+        const weft__subop_t *sub = &round->subs[i];
+
+        if (sub->result != WEFT_SUCCESS && sub->result != WEFT_ERR_TRUNCATED)
+            only_lengths = 0;
+        else if (sub->kind == WEFT_P2P_RECV && sub->len != sub->bytes)
+            weft__coll_note_mismatch(c, sub->peer, sub->len, sub->bytes);
+    }
+    return only_lengths && c->mismatch;
+}
+
 /* Reaps what the last step started: the round's batch or the child.
  * *busy when it is still running. */
 static void reap(weft__coll_t *c, int *busy)
@@ -224,9 +254,12 @@ static void reap(weft__coll_t *c, int *busy)
             *busy = 1;
             return;
         }
-        if (c->inner->result != WEFT_SUCCESS && c->result == WEFT_SUCCESS) {
+        if (c->inner->result != WEFT_SUCCESS && c->result == WEFT_SUCCESS &&
+            !round_lengths(c, c->inner)) {
             c->result = c->inner->result;
             explain_round(c, c->inner);
+        } else if (c->inner->result == WEFT_SUCCESS) {
+            round_lengths(c, c->inner);
         }
         weft__request_free(c->inner);
         c->inner = NULL;
@@ -237,7 +270,13 @@ static void reap(weft__coll_t *c, int *busy)
             *busy = 1;
             return;
         }
-        if (c->child->result != WEFT_SUCCESS && c->result == WEFT_SUCCESS) {
+        if (c->child->mismatch)
+            weft__coll_note_mismatch(c, c->child->mismatch_peer, c->child->mismatch_got,
+                                     c->child->mismatch_want);
+        /* A child that failed of a mismatch alone ran its course, as this
+         * one goes on to run its own. */
+        if (c->child->result != WEFT_SUCCESS && c->result == WEFT_SUCCESS &&
+            !(c->child->mismatch && c->child->result == WEFT_ERR_MISMATCH)) {
             c->result = c->child->result;
             memcpy(c->why, c->child->why, sizeof(c->why));
         }
@@ -367,6 +406,12 @@ static weft_result_t coll_poll_locked(weft__coll_t *c, int *done)
                 c->result = rc;
                 snprintf(c->why, sizeof(c->why), "%s", weft__get_error());
             }
+        }
+        if (*done && c->result == WEFT_SUCCESS && c->mismatch) {
+            c->result = WEFT_ERR_MISMATCH;
+            snprintf(c->why, sizeof(c->why), "rank %d sent %zu bytes where this rank "
+                     "expected %zu: the ranks passed different counts or datatypes",
+                     c->mismatch_peer, c->mismatch_got, c->mismatch_want);
         }
         if (c->result != WEFT_SUCCESS || *done) {
             /* A failed step may have posted before failing: cancel that. */

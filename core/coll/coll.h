@@ -72,6 +72,12 @@ typedef struct weft__coll {
     struct weft__coll *next_live, *prev_live;
     int live;
     int finished;                /* the step said done: never step again */
+    /* A message of one of its rounds (or a child's) was not as long as
+     * its receive: the ranks passed different counts. The first one seen,
+     * reported as WEFT_ERR_MISMATCH once the collective has run its course
+     * (stopping at once would leave the other ranks waiting on this one). */
+    int mismatch, mismatch_peer;
+    size_t mismatch_got, mismatch_want;
     /* Set by a step that waits on something other than a round: call it
      * again (waits says how to wait). */
     int again;
@@ -155,6 +161,10 @@ weft_result_t weft__coll_poll(weft__coll_t *c, int *done);
 void weft__coll_describe(const weft__coll_t *c, char *buf, size_t cap);
 /* Fails c with rc: the round in flight is cancelled, no further one starts. */
 void weft__coll_cancel(weft__coll_t *c, weft_result_t rc);
+/* Records that peer's part of c was got bytes long where c expected want
+ * (the first such only); c fails with WEFT_ERR_MISMATCH naming them once
+ * it has run its course. */
+void weft__coll_note_mismatch(weft__coll_t *c, int peer, size_t got, size_t want);
 void weft__coll_free(weft__coll_t *c);
 
 /* What a collective is, for messages and the cross-rank argument check

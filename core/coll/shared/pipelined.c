@@ -456,8 +456,8 @@ static weft_result_t pipe_step(weft__coll_t *c, int *done)
             return rc;
         /* The generation itself carries nothing: it orders this
          * collective among the others on the segment. */
-        if ((rc = weft__coll_shared_publish(c, s, 0, publish_nothing)) != WEFT_SUCCESS ||
-            c->again)
+        if ((rc = weft__coll_shared_publish(c, s, 0, (uint64_t)c->count * c->esize,
+                                            publish_nothing)) != WEFT_SUCCESS || c->again)
             return rc;
         c->phase = WRITE;
         c->pipe_step = 1;
@@ -478,6 +478,16 @@ static weft_result_t pipe_step(weft__coll_t *c, int *done)
             if (t == 1 ? !weft__shared_all_published(s, k, k, &late)
                        : !weft__shared_all_progressed(s, k, t - 1, &late))
                 return wait_rank(c, s, late);
+            /* Ranks whose lengths differ would cut the pipeline into
+             * different steps and wait on each other: every rank sees the
+             * difference here and gives the collective up at once. */
+            if (t == 1)
+                for (int r = 0; r < c->comm->size; r++)
+                    if (!weft__coll_shared_same_length(c, s, r, (uint64_t)c->count * c->esize))
+                        return weft__error(WEFT_ERR_MISMATCH, "rank %d passed %zu bytes "
+                                           "where this rank passed %zu: the ranks passed "
+                                           "different counts or datatypes", r,
+                                           c->mismatch_got, c->mismatch_want);
             if (exchange)
                 exchange_write(c, step_data(c, s, t, c->comm->rank, 1, q), q, j);
             else

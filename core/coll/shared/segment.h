@@ -67,7 +67,7 @@
 struct weft_comm;
 
 /* Payload bytes that fit in a cell. */
-#define WEFT__SHARED_INLINE 56
+#define WEFT__SHARED_INLINE 48
 /* Cells per rank: how far a rank may run ahead of the slowest. */
 #define WEFT__SHARED_DEPTH 16
 /* Bytes of a small slot (DEPTH of them per rank: 8 KiB, a slot's worth). */
@@ -76,6 +76,10 @@ struct weft_comm;
 typedef struct weft__shared_cell {
     uint32_t gen;                /* the generation published here last */
     uint32_t abandoned;          /* the last generation given up here (no payload) */
+    /* The length of the call that published gen, in bytes, as its rank
+     * computed it from its own arguments: a reader whose own differs
+     * knows that the ranks passed different counts. */
+    uint64_t bytes;
     unsigned char payload[WEFT__SHARED_INLINE];
 } weft__shared_cell_t;
 

@@ -24,10 +24,18 @@ weft_result_t weft__coll_shared_enter(weft__coll_t *c, weft__shared_t **s);
 weft_result_t weft__coll_shared_wait(weft__coll_t *c, int r);
 /* Publishes c's generation once its turn came and its cell (and, past
  * WEFT__SHARED_INLINE bytes, its small slot or slot) is free: fill
- * writes the payload of bytes bytes first. Leaves c->again set when it
- * must wait. */
+ * writes the payload of bytes bytes first. call_bytes, the length of the
+ * call as this rank's arguments make it (the same on every rank when
+ * they agree), goes with it (weft__coll_shared_same_length). Leaves
+ * c->again set when it must wait. */
 weft_result_t weft__coll_shared_publish(weft__coll_t *c, weft__shared_t *s, size_t bytes,
+                                        uint64_t call_bytes,
                                         void (*fill)(weft__coll_t *c, unsigned char *dst));
+/* Whether rank r, which published c's generation, published it with the
+ * call length call_bytes; when not, records the mismatch in c
+ * (weft__coll_note_mismatch). */
+int weft__coll_shared_same_length(weft__coll_t *c, const weft__shared_t *s, int r,
+                                  uint64_t call_bytes);
 /* WEFT_ERR_ABORTED when rank r gave c's generation up. */
 weft_result_t weft__coll_shared_given_up(weft__coll_t *c, const weft__shared_t *s, int r);
 /* Retires c's generation: c is done. */

@@ -233,6 +233,7 @@ weft_result_t weft__coll_shared_enter(weft__coll_t *c, weft__shared_t **s)
 }
 
 weft_result_t weft__coll_shared_publish(weft__coll_t *c, weft__shared_t *s, size_t bytes,
+                                        uint64_t call_bytes,
                                         void (*fill)(weft__coll_t *c, unsigned char *dst))
 {
     uint32_t k = c->shared_gen;
@@ -248,8 +249,21 @@ weft_result_t weft__coll_shared_publish(weft__coll_t *c, weft__shared_t *s, size
         return weft__coll_shared_wait(c, late);
     if (bytes) /* a call of count 0 may pass NULL buffers: nothing to copy */
         fill(c, weft__shared_payload(s, k, c->comm->rank, bytes));
+    /* Ordered before the readers' sight of k by weft__shared_publish. */
+    weft__shared_cell(s, k, c->comm->rank)->bytes = call_bytes;
     weft__shared_publish(c->comm, k, 0);
     return WEFT_SUCCESS;
+}
+
+int weft__coll_shared_same_length(weft__coll_t *c, const weft__shared_t *s, int r,
+                                  uint64_t call_bytes)
+{
+    uint64_t theirs = weft__shared_cell(s, c->shared_gen, r)->bytes;
+
+    if (theirs == call_bytes)
+        return 1;
+    weft__coll_note_mismatch(c, r, (size_t)theirs, (size_t)call_bytes);
+    return 0;
 }
 
 weft_result_t weft__coll_shared_given_up(weft__coll_t *c, const weft__shared_t *s, int r)
@@ -285,12 +299,13 @@ static weft_result_t shared_step(weft__coll_t *c, int *done)
     weft__shared_t *s;
     uint32_t k = c->shared_gen;
     int me = c->comm->rank;
+    size_t bytes = op->bytes(c);
     weft_result_t rc;
 
     if ((rc = weft__coll_shared_enter(c, &s)) != WEFT_SUCCESS)
         return rc;
     if (c->phase == PUBLISH) {
-        if ((rc = weft__coll_shared_publish(c, s, op->bytes(c), op->publish)) != WEFT_SUCCESS ||
+        if ((rc = weft__coll_shared_publish(c, s, bytes, bytes, op->publish)) != WEFT_SUCCESS ||
             c->again)
             return rc;
         c->phase = READ;
@@ -302,8 +317,11 @@ static weft_result_t shared_step(weft__coll_t *c, int *done)
             return weft__coll_shared_wait(c, r);
         if ((rc = weft__coll_shared_given_up(c, s, r)) != WEFT_SUCCESS)
             return rc;
+        /* A payload of another length is not read at all: the call still
+         * retires its generation in turn, and fails at its end. */
+        weft__coll_shared_same_length(c, s, r, bytes);
     }
-    if (op->bytes(c))
+    if (bytes && !c->mismatch)
         op->read(c, s);
     weft__coll_shared_finish(c, done);
     return WEFT_SUCCESS;
