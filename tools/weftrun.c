@@ -28,6 +28,7 @@
 
 #include "core/base/error.h"
 #include "core/boot/store.h"
+#include "core/progress/shm_sweep.h"
 #include "tools/weftrun.h"
 
 /* While processes the ranks left behind are being stopped, SIGCHLD tells
@@ -541,6 +542,11 @@ int main(int argc, char **argv)
         }
     }
     stop_leftovers(&job);
+    /* Every rank of this node is gone: what the killed ones left in
+     * /dev/shm (their doorbells, segments they mapped first) goes now
+     * rather than at a later job's sweep. */
+    if (srv)
+        weft__shm_sweep_job(weft__store_server_job_id(srv));
 
     if (job.status >= 0)
         status = job.status;

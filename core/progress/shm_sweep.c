@@ -133,3 +133,31 @@ void weft__shm_sweep(const char *own_job, int min_age_s)
     }
     closedir(dir);
 }
+
+void weft__shm_sweep_job(const char *job)
+{
+    size_t len = strlen(job);
+    DIR *dir;
+    struct dirent *e;
+
+    if (!len || !(dir = opendir(SHM_DIR)))
+        return;
+    while ((e = readdir(dir))) {
+        const char *name = e->d_name;
+        char path[sizeof(SHM_DIR) + 256];
+        struct stat st;
+
+        /* The core's weft-<job>-..., the shm transport's weft-shm-<job>-... */
+        if (strncmp(name, "weft-", 5))
+            continue;
+        name += 5;
+        if (!strncmp(name, "shm-", 4) && !strncmp(name + 4, job, len) && name[4 + len] == '-')
+            name += 4;
+        if (strncmp(name, job, len) || name[len] != '-')
+            continue;
+        snprintf(path, sizeof(path), SHM_DIR "/%s", e->d_name);
+        if (lstat(path, &st) == 0 && st.st_uid == getuid() && unlink(path) == 0)
+            WEFT_INFO(INIT, "removed %s: job %s is over on this node", path, job);
+    }
+    closedir(dir);
+}

@@ -25,4 +25,9 @@
  * seconds old. */
 void weft__shm_sweep(const char *own_job, int min_age_s);
 
+/* Removes every file of this user's job `job` (the core's and the shm
+ * transport's): for a launcher whose ranks on this node are all gone,
+ * some of them killed before they could remove their own. */
+void weft__shm_sweep_job(const char *job);
+
 #endif /* WEFT_CORE_SHM_SWEEP_H */

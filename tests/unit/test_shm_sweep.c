@@ -132,10 +132,39 @@ static void gone_jobs_are_swept_others_stay(void **state)
     clean("weft-shm-%s-0-%u", dead, gone);
 }
 
+/* weftrun's sweep at the end of its job: every file of that job goes,
+ * the core's and the shm transport's, whatever its processes; a job whose
+ * id begins with the same characters, and other jobs, stay. */
+static void a_finished_job_is_swept_whole(void **state)
+{
+    char job[64], longer[64], other[64];
+    unsigned me = (unsigned)getpid();
+
+    (void)state;
+    snprintf(job, sizeof(job), "5eedend%08x", me);
+    snprintf(longer, sizeof(longer), "5eedend%08x0", me);
+    snprintf(other, sizeof(other), "5eedoth%08x", me);
+    make_job(job, me, me);
+    make("weft-shm-%s-0-%u", job, me);
+    make("weft-shm-%s-0-%u.wake", job, me);
+    make_job(longer, me, me);
+    make_job(other, me, me);
+
+    weft__shm_sweep_job(job);
+    assert_int_equal(job_files(job, me, me), 0);
+    assert_false(exists("weft-shm-%s-0-%u", job, me));
+    assert_false(exists("weft-shm-%s-0-%u.wake", job, me));
+    assert_int_equal(job_files(longer, me, me), 4);
+    assert_int_equal(job_files(other, me, me), 4);
+    clean_job(longer, me, me);
+    clean_job(other, me, me);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gone_jobs_are_swept_others_stay),
+        cmocka_unit_test(a_finished_job_is_swept_whole),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -552,12 +552,26 @@ static void test_bad_token(void **state)
     weft__store_server_stop(srv);
 }
 
+/* Sends fd a bare header of type announcing len payload bytes: the store
+ * must answer that it exceeds the limit, and close the connection. */
+static void expect_header_refused(int fd, uint32_t type, uint32_t len)
+{
+    unsigned char hdr[WEFT__FRAME_HEADER];
+    weft__msg_t m;
+
+    weft__frame_header(hdr, type, len);
+    assert_int_equal(send(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
+    raw_expect(fd, WEFT__FRAME_ERROR, &m);
+    assert_non_null(strstr(m.text, "exceeds"));
+    assert_true(raw_closed(fd));
+    close(fd);
+}
+
 static void test_hostile_frames(void **state)
 {
     weft__store_server_t *srv = start_server("127.0.0.1", -1);
     int port = weft__store_server_port(srv), fd, stall;
     weft__store_t *good = connect_ok("127.0.0.1", port);
-    unsigned char hdr[WEFT__FRAME_HEADER];
     char val[16];
     size_t len;
     weft__msg_t m;
@@ -569,39 +583,13 @@ static void test_hostile_frames(void **state)
     assert_int_equal(send(stall, "WEF", 3, 0), 3);
 
     /* Before authentication, a frame larger than any hello. */
-    fd = raw_connect(port);
-    weft__frame_header(hdr, WEFT__FRAME_HELLO, WEFT__FRAME_HELLO_MAX + 1);
-    assert_int_equal(send(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
-    raw_expect(fd, WEFT__FRAME_ERROR, &m);
-    assert_non_null(strstr(m.text, "exceeds"));
-    assert_true(raw_closed(fd));
-    close(fd);
-
+    expect_header_refused(raw_connect(port), WEFT__FRAME_HELLO, WEFT__FRAME_HELLO_MAX + 1);
     /* After authentication, a header announcing 100 MiB. */
-    fd = raw_hello(port);
-    weft__frame_header(hdr, WEFT__FRAME_SET, 100u << 20);
-    assert_int_equal(send(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
-    raw_expect(fd, WEFT__FRAME_ERROR, &m);
-    assert_non_null(strstr(m.text, "exceeds"));
-    assert_true(raw_closed(fd));
-    close(fd);
-
+    expect_header_refused(raw_hello(port), WEFT__FRAME_SET, 100u << 20);
     /* A header declaring 4 GiB, before and after authentication: refused
      * from the header alone, nothing allocated for it. */
-    fd = raw_connect(port);
-    weft__frame_header(hdr, WEFT__FRAME_HELLO, 0xffffffffu);
-    assert_int_equal(send(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
-    raw_expect(fd, WEFT__FRAME_ERROR, &m);
-    assert_non_null(strstr(m.text, "exceeds"));
-    assert_true(raw_closed(fd));
-    close(fd);
-    fd = raw_hello(port);
-    weft__frame_header(hdr, WEFT__FRAME_SET, 0xffffffffu);
-    assert_int_equal(send(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
-    raw_expect(fd, WEFT__FRAME_ERROR, &m);
-    assert_non_null(strstr(m.text, "exceeds"));
-    assert_true(raw_closed(fd));
-    close(fd);
+    expect_header_refused(raw_connect(port), WEFT__FRAME_HELLO, 0xffffffffu);
+    expect_header_refused(raw_hello(port), WEFT__FRAME_SET, 0xffffffffu);
 
     /* Somebody's HTTP client. */
     fd = raw_connect(port);
