@@ -134,6 +134,31 @@ void weft__shm_sweep(const char *own_job, int min_age_s)
     closedir(dir);
 }
 
+/* Whether s begins with one of the core's kinds ("-bell-", ...). */
+static int core_kind(const char *s)
+{
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+        if (!strncmp(s, kinds[k], strlen(kinds[k])))
+            return 1;
+    return 0;
+}
+
+/* Whether s is "<rank>-<pid>" or "<rank>-<pid>.wake", as the shm
+ * transport ends its names. */
+static int shm_transport_tail(const char *s)
+{
+    const char *p = s;
+
+    while (*p >= '0' && *p <= '9')
+        p++;
+    if (p == s || *p++ != '-')
+        return 0;
+    s = p;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return p != s && (!*p || !strcmp(p, ".wake"));
+}
+
 void weft__shm_sweep_job(const char *job)
 {
     size_t len = strlen(job);
@@ -147,14 +172,18 @@ void weft__shm_sweep_job(const char *job)
         char path[sizeof(SHM_DIR) + 256];
         struct stat st;
 
-        /* The core's weft-<job>-..., the shm transport's weft-shm-<job>-... */
+        /* The core's weft-<job>-{bell,coll,pipe}-..., the shm transport's
+         * weft-shm-<job>-<rank>-<pid>[.wake]; not those of a job whose id
+         * merely begins with this one's ("<job>-2"). */
         if (strncmp(name, "weft-", 5))
             continue;
         name += 5;
-        if (!strncmp(name, "shm-", 4) && !strncmp(name + 4, job, len) && name[4 + len] == '-')
-            name += 4;
-        if (strncmp(name, job, len) || name[len] != '-')
+        if (!strncmp(name, "shm-", 4) && !strncmp(name + 4, job, len) && name[4 + len] == '-') {
+            if (!shm_transport_tail(name + 4 + len + 1))
+                continue;
+        } else if (strncmp(name, job, len) || name[len] != '-' || !core_kind(name + len)) {
             continue;
+        }
         snprintf(path, sizeof(path), SHM_DIR "/%s", e->d_name);
         if (lstat(path, &st) == 0 && st.st_uid == getuid() && unlink(path) == 0)
             WEFT_INFO(INIT, "removed %s: job %s is over on this node", path, job);

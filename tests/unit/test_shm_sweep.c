@@ -134,7 +134,8 @@ static void gone_jobs_are_swept_others_stay(void **state)
 
 /* weftrun's sweep at the end of its job: every file of that job goes,
  * the core's and the shm transport's, whatever its processes; a job whose
- * id begins with the same characters, and other jobs, stay. */
+ * id begins with this one's and a dash (names given with --job-name), and
+ * other jobs, stay. */
 static void a_finished_job_is_swept_whole(void **state)
 {
     char job[64], longer[64], other[64];
@@ -142,12 +143,13 @@ static void a_finished_job_is_swept_whole(void **state)
 
     (void)state;
     snprintf(job, sizeof(job), "5eedend%08x", me);
-    snprintf(longer, sizeof(longer), "5eedend%08x0", me);
+    snprintf(longer, sizeof(longer), "5eedend%08x-2", me);
     snprintf(other, sizeof(other), "5eedoth%08x", me);
     make_job(job, me, me);
     make("weft-shm-%s-0-%u", job, me);
     make("weft-shm-%s-0-%u.wake", job, me);
     make_job(longer, me, me);
+    make("weft-shm-%s-0-%u", longer, me);
     make_job(other, me, me);
 
     weft__shm_sweep_job(job);
@@ -155,8 +157,10 @@ static void a_finished_job_is_swept_whole(void **state)
     assert_false(exists("weft-shm-%s-0-%u", job, me));
     assert_false(exists("weft-shm-%s-0-%u.wake", job, me));
     assert_int_equal(job_files(longer, me, me), 4);
+    assert_true(exists("weft-shm-%s-0-%u", longer, me));
     assert_int_equal(job_files(other, me, me), 4);
     clean_job(longer, me, me);
+    clean("weft-shm-%s-0-%u", longer, me);
     clean_job(other, me, me);
 }
 
