@@ -31,6 +31,7 @@
 #include "weft/transport.h"
 #include "plugins/shm/shm.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/fuzz/fuzz_tp.h"
 
 extern const weft_transport_v1_t weft_transport_v1;
 static const weft_transport_v1_t *T = &weft_transport_v1;
@@ -45,30 +46,6 @@ static const weft_transport_v1_t *T = &weft_transport_v1;
 static weft_transport_core_t cores[NR];
 static void *ctx[NR];
 static char job[64];
-static char last_error[1024];
-
-static void core_log(int level, const char *plugin, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!getenv("WEFT_DEBUG"))
-        return;
-    va_start(ap, fmt);
-    fprintf(stderr, "[%s %d] ", plugin, level);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-static void core_set_error(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(last_error, sizeof(last_error), fmt, ap);
-    va_end(ap);
-}
-
 static const char *core_param(const char *name)
 {
     if (!strcmp(name, "WEFT_SHM_RING_SIZE"))
@@ -80,19 +57,11 @@ static const char *core_param(const char *name)
     return NULL;
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void progress(int r)
 {
     weft_result_t rc = T->progress(ctx[r]);
 
-    FUZZ_REQUIRE(rc == WEFT_SUCCESS, "progress of rank %d: %d: %s", r, rc, last_error);
+    FUZZ_REQUIRE(rc == WEFT_SUCCESS, "progress of rank %d: %d: %s", r, rc, fuzz_tp_last_error);
 }
 
 static void pair_up(void)
@@ -108,22 +77,22 @@ static void pair_up(void)
         cores[r].rank = r;
         cores[r].size = NR;
         cores[r].job_id = job;
-        cores[r].log = core_log;
-        cores[r].set_error = core_set_error;
+        cores[r].log = fuzz_tp_log;
+        cores[r].set_error = fuzz_tp_set_error;
         cores[r].get_param = core_param;
-        FUZZ_REQUIRE(T->init(&cores[r], &ctx[r]) == WEFT_SUCCESS, "init: %s", last_error);
+        FUZZ_REQUIRE(T->init(&cores[r], &ctx[r]) == WEFT_SUCCESS, "init: %s", fuzz_tp_last_error);
         len[r] = sizeof(addr[r]);
         FUZZ_REQUIRE(T->get_address(ctx[r], addr[r], &len[r]) == WEFT_SUCCESS, "address: %s",
-                     last_error);
+                     fuzz_tp_last_error);
     }
     /* Each rank creates its segment at its first connect: itself first,
      * so that one thread can connect both. */
     for (int r = 0; r < NR; r++)
         FUZZ_REQUIRE(T->connect(ctx[r], r, addr[r], len[r]) == WEFT_SUCCESS, "connect: %s",
-                     last_error);
+                     fuzz_tp_last_error);
     for (int r = 0; r < NR; r++)
         FUZZ_REQUIRE(T->connect(ctx[r], 1 - r, addr[1 - r], len[1 - r]) == WEFT_SUCCESS,
-                     "connect: %s", last_error);
+                     "connect: %s", fuzz_tp_last_error);
 }
 
 /* Sends len bytes from rank `from` to rank 0 with a receive from `from`,
@@ -132,7 +101,7 @@ static void exchange(int from, size_t len)
 {
     unsigned char *out = malloc(len ? len : 1), *in = malloc(len ? len : 1);
     weft_transport_completion_t cs, cr;
-    int64_t deadline = now_ms() + STUCK_MS;
+    int64_t deadline = fuzz_tp_now_ms() + STUCK_MS;
     void *s = NULL, *r = NULL;
     int sdone = 0, rdone = 0;
 
@@ -140,11 +109,11 @@ static void exchange(int from, size_t len)
     for (size_t i = 0; i < len; i++)
         out[i] = (unsigned char)(i * 13 + 1);
     FUZZ_REQUIRE(T->irecv(ctx[VICTIM], from, in, len, 99, 0, NULL, &r) == WEFT_SUCCESS,
-                 "irecv: %s", last_error);
+                 "irecv: %s", fuzz_tp_last_error);
     FUZZ_REQUIRE(T->isend(ctx[from], VICTIM, out, len, 99, NULL, &s) == WEFT_SUCCESS,
-                 "isend: %s", last_error);
+                 "isend: %s", fuzz_tp_last_error);
     while (!sdone || !rdone) {
-        FUZZ_REQUIRE(now_ms() < deadline, "rank %d to rank 0: not done in %d ms", from,
+        FUZZ_REQUIRE(fuzz_tp_now_ms() < deadline, "rank %d to rank 0: not done in %d ms", from,
                      STUCK_MS);
         progress(VICTIM);
         progress(PEER);
@@ -187,7 +156,7 @@ static void post_receives(void)
         memset(p->buf, CANARY, p->cap);
         p->req = NULL;
         FUZZ_REQUIRE(T->irecv(ctx[VICTIM], p->peer, p->buf, p->cap, p->tag, p->ignore, NULL,
-                              &p->req) == WEFT_SUCCESS, "irecv: %s", last_error);
+                              &p->req) == WEFT_SUCCESS, "irecv: %s", fuzz_tp_last_error);
     }
 }
 
@@ -223,7 +192,7 @@ static void check_receives(void)
         FUZZ_REQUIRE(T->test(ctx[VICTIM], p->req, &done, &c) == WEFT_SUCCESS, "test");
         if (!done) {
             FUZZ_REQUIRE(T->cancel(ctx[VICTIM], p->req) == WEFT_SUCCESS, "cancel: %s",
-                         last_error);
+                         fuzz_tp_last_error);
             FUZZ_REQUIRE(T->test(ctx[VICTIM], p->req, &done, &c) == WEFT_SUCCESS && done,
                          "a cancelled receive does not complete");
         }
@@ -246,7 +215,7 @@ static void claim_unexpected(void)
         int found = 0, done = 0;
 
         FUZZ_REQUIRE(T->improbe(ctx[VICTIM], PEER, 0, ~0ull, &found, &msg, &info) ==
-                     WEFT_SUCCESS, "improbe: %s", last_error);
+                     WEFT_SUCCESS, "improbe: %s", fuzz_tp_last_error);
         if (!found)
             return;
         FUZZ_REQUIRE(info.peer == PEER, "probed a message of rank %d", info.peer);
@@ -255,11 +224,12 @@ static void claim_unexpected(void)
         FUZZ_REQUIRE(buf != NULL, "out of memory");
         memset(buf, CANARY, cap);
         FUZZ_REQUIRE(T->imrecv(ctx[VICTIM], msg, buf, cap, NULL, &req) == WEFT_SUCCESS,
-                     "imrecv: %s", last_error);
+                     "imrecv: %s", fuzz_tp_last_error);
         FUZZ_REQUIRE(T->test(ctx[VICTIM], req, &done, &c) == WEFT_SUCCESS, "test");
         if (!done) {
             /* Its records are not all in: it can only be given up. */
-            FUZZ_REQUIRE(T->cancel(ctx[VICTIM], req) == WEFT_SUCCESS, "cancel: %s", last_error);
+            FUZZ_REQUIRE(T->cancel(ctx[VICTIM], req) == WEFT_SUCCESS, "cancel: %s",
+                         fuzz_tp_last_error);
             FUZZ_REQUIRE(T->test(ctx[VICTIM], req, &done, &c) == WEFT_SUCCESS && done,
                          "a cancelled claimed receive does not complete");
         }
@@ -301,14 +271,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_REQUIRE(weft__shm_ring_push(&producer, data + 1,
                                      size - 1 < cap ? size - 1 : cap, NULL, 0) == 0,
                  "no room in an empty ring");
-    deadline = now_ms() + STUCK_MS;
+    deadline = fuzz_tp_now_ms() + STUCK_MS;
     for (uint64_t before = UINT64_MAX; before != p->in.pos;) {
         before = p->in.pos;
         progress(VICTIM);
         progress(PEER);
         FUZZ_REQUIRE(p->in.pos <= ctl->tail, "rank 0 consumed %llu bytes of %llu published",
                      (unsigned long long)p->in.pos, (unsigned long long)ctl->tail);
-        FUZZ_REQUIRE(now_ms() < deadline, "draining takes over %d ms", STUCK_MS);
+        FUZZ_REQUIRE(fuzz_tp_now_ms() < deadline, "draining takes over %d ms", STUCK_MS);
     }
     if (data[0] & 1)
         check_receives();
@@ -319,7 +289,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!p->lost && !p->departed)
         exchange(PEER, 3000);
     for (int r = 0; r < NR; r++) {
-        FUZZ_REQUIRE(T->finalize(ctx[r]) == WEFT_SUCCESS, "finalize: %s", last_error);
+        FUZZ_REQUIRE(T->finalize(ctx[r]) == WEFT_SUCCESS, "finalize: %s", fuzz_tp_last_error);
         ctx[r] = NULL;
     }
     free(ctl);

@@ -31,6 +31,7 @@
 #include "weft/transport.h"
 #include "plugins/sockets/sockets.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/fuzz/fuzz_tp.h"
 
 extern const weft_transport_v1_t weft_transport_v1;
 static const weft_transport_v1_t *T = &weft_transport_v1;
@@ -46,49 +47,17 @@ static const weft_transport_v1_t *T = &weft_transport_v1;
 static weft_transport_core_t cores[NR];
 static void *ctx[NR];
 
-static void core_log(int level, const char *plugin, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!getenv("WEFT_DEBUG"))
-        return;
-    va_start(ap, fmt);
-    fprintf(stderr, "[%s %d] ", plugin, level);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-static char last_error[512];
-
-static void core_set_error(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(last_error, sizeof(last_error), fmt, ap);
-    va_end(ap);
-}
-
 static const char *core_param(const char *name)
 {
     (void)name;
     return NULL;
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void progress(int r)
 {
     weft_result_t rc = T->progress(ctx[r]);
 
-    FUZZ_REQUIRE(rc == WEFT_SUCCESS, "progress of rank %d: %d: %s", r, rc, last_error);
+    FUZZ_REQUIRE(rc == WEFT_SUCCESS, "progress of rank %d: %d: %s", r, rc, fuzz_tp_last_error);
 }
 
 /* Ranks 1 and 2, connected to each other; rank 1 also knows an address
@@ -105,22 +74,22 @@ static void job_up(unsigned char addr[NR][WEFT_TRANSPORT_ADDR_MAX])
         cores[r].size = NR;
         cores[r].job_id = JOB;
         cores[r].master_addr = "127.0.0.1";
-        cores[r].log = core_log;
-        cores[r].set_error = core_set_error;
+        cores[r].log = fuzz_tp_log;
+        cores[r].set_error = fuzz_tp_set_error;
         cores[r].get_param = core_param;
-        FUZZ_REQUIRE(T->init(&cores[r], &ctx[r]) == WEFT_SUCCESS, "init: %s", last_error);
+        FUZZ_REQUIRE(T->init(&cores[r], &ctx[r]) == WEFT_SUCCESS, "init: %s", fuzz_tp_last_error);
         len[r] = WEFT_TRANSPORT_ADDR_MAX;
         FUZZ_REQUIRE(T->get_address(ctx[r], addr[r], &len[r]) == WEFT_SUCCESS, "address: %s",
-                     last_error);
+                     fuzz_tp_last_error);
     }
     memcpy(&fake, addr[VICTIM], sizeof(fake));
     fake.port = htons(1);
     FUZZ_REQUIRE(T->connect(ctx[VICTIM], FUZZ_RANK, &fake, sizeof(fake)) == WEFT_SUCCESS,
-                 "connect to rank 0: %s", last_error);
+                 "connect to rank 0: %s", fuzz_tp_last_error);
     FUZZ_REQUIRE(T->connect(ctx[VICTIM], HONEST, addr[HONEST], len[HONEST]) == WEFT_SUCCESS,
-                 "connect to rank 2: %s", last_error);
+                 "connect to rank 2: %s", fuzz_tp_last_error);
     FUZZ_REQUIRE(T->connect(ctx[HONEST], VICTIM, addr[VICTIM], len[VICTIM]) == WEFT_SUCCESS,
-                 "connect to rank 1: %s", last_error);
+                 "connect to rank 1: %s", fuzz_tp_last_error);
 }
 
 /* A receive rank 1 posts before the input's bytes arrive. */
@@ -156,7 +125,7 @@ static void post_receives(void)
         memset(p->buf, CANARY, p->cap);
         p->req = NULL;
         FUZZ_REQUIRE(T->irecv(ctx[VICTIM], p->peer, p->buf, p->cap, p->tag, p->ignore, NULL,
-                              &p->req) == WEFT_SUCCESS, "irecv: %s", last_error);
+                              &p->req) == WEFT_SUCCESS, "irecv: %s", fuzz_tp_last_error);
     }
 }
 
@@ -168,10 +137,10 @@ static void check_receives(void)
         int done = 0;
 
         FUZZ_REQUIRE(T->test(ctx[VICTIM], p->req, &done, &c) == WEFT_SUCCESS, "test: %s",
-                     last_error);
+                     fuzz_tp_last_error);
         if (!done) {
             FUZZ_REQUIRE(T->cancel(ctx[VICTIM], p->req) == WEFT_SUCCESS, "cancel: %s",
-                         last_error);
+                         fuzz_tp_last_error);
             FUZZ_REQUIRE(T->test(ctx[VICTIM], p->req, &done, &c) == WEFT_SUCCESS && done,
                          "a cancelled receive does not complete");
             FUZZ_REQUIRE(c.status == WEFT_ERR_ABORTED || c.status == WEFT_SUCCESS ||
@@ -218,7 +187,7 @@ static int dial(const unsigned char *addr_blob)
  * waits until rank 1 closed its side. */
 static void play_rank0(int fd, const uint8_t *p, size_t n)
 {
-    int64_t deadline = now_ms() + STUCK_MS;
+    int64_t deadline = fuzz_tp_now_ms() + STUCK_MS;
     int wr_done = 0;
     char sink[4096];
 
@@ -228,7 +197,7 @@ static void play_rank0(int fd, const uint8_t *p, size_t n)
 
         progress(VICTIM);
         progress(HONEST);
-        FUZZ_REQUIRE(now_ms() < deadline, "rank 1 keeps a stream open %d ms after it ended",
+        FUZZ_REQUIRE(fuzz_tp_now_ms() < deadline, "rank 1 keeps a stream open %d ms after it ended",
                      STUCK_MS);
         if (poll(&pfd, 1, 0) < 0)
             continue;
@@ -261,7 +230,7 @@ static void exchange(int from, int to, size_t len)
 {
     unsigned char *out = malloc(len), *in = malloc(len);
     weft_transport_completion_t cs, cr;
-    int64_t deadline = now_ms() + STUCK_MS;
+    int64_t deadline = fuzz_tp_now_ms() + STUCK_MS;
     void *s = NULL, *r = NULL;
     int sdone = 0, rdone = 0;
 
@@ -269,11 +238,11 @@ static void exchange(int from, int to, size_t len)
     for (size_t i = 0; i < len; i++)
         out[i] = (unsigned char)(i * 7 + 3);
     FUZZ_REQUIRE(T->irecv(ctx[to], from, in, len, 99, 0, NULL, &r) == WEFT_SUCCESS, "irecv: %s",
-                 last_error);
+                 fuzz_tp_last_error);
     FUZZ_REQUIRE(T->isend(ctx[from], to, out, len, 99, NULL, &s) == WEFT_SUCCESS, "isend: %s",
-                 last_error);
+                 fuzz_tp_last_error);
     while (!sdone || !rdone) {
-        FUZZ_REQUIRE(now_ms() < deadline, "rank %d to rank %d: not done in %d ms", from, to,
+        FUZZ_REQUIRE(fuzz_tp_now_ms() < deadline, "rank %d to rank %d: not done in %d ms", from, to,
                      STUCK_MS);
         progress(VICTIM);
         progress(HONEST);
@@ -337,7 +306,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     exchange(HONEST, VICTIM, 3000);
     exchange(VICTIM, HONEST, 3000);
     for (int r = VICTIM; r < NR; r++) {
-        FUZZ_REQUIRE(T->finalize(ctx[r]) == WEFT_SUCCESS, "finalize: %s", last_error);
+        FUZZ_REQUIRE(T->finalize(ctx[r]) == WEFT_SUCCESS, "finalize: %s", fuzz_tp_last_error);
         ctx[r] = NULL;
     }
     free(stream);

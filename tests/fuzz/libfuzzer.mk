@@ -32,6 +32,7 @@ SOCKETS_O = $(call objs,$(SOCKETS_SOURCES))
 SHM_O = $(call objs,$(filter-out plugins/shm/shm_cuda.c plugins/shm/shm_cuda_none.c,\
 	$(SHM_SOURCES)) $(if $(SHM_SOURCES),plugins/shm/shm_cuda_none.c))
 QUIET_O = $(OUT)/tests/fuzz/fuzz_quiet.o
+TP_O = $(OUT)/tests/fuzz/fuzz_tp.o
 
 HARNESSES = frame store_server sockets_handshake addr_record topo_file tune_file env \
 	$(if $(SHM_SOURCES),shm_records)
@@ -56,9 +57,9 @@ $(OUT)/fuzz_tune_file: $(OUT)/tests/fuzz/fuzz_tune_file.o $(CORE_A)
 $(OUT)/fuzz_env: $(OUT)/tests/fuzz/fuzz_env.o $(QUIET_O) $(COMMON_O) \
 	$(OUT)/plugins/sockets/sockets_iface.o $(OUT)/plugins/sockets/sockets_addr.o \
 	$(call objs,$(ENV_PLUGIN_SOURCES)) $(CORE_A)
-$(OUT)/fuzz_sockets_handshake: $(OUT)/tests/fuzz/fuzz_sockets_handshake.o $(SOCKETS_O) \
+$(OUT)/fuzz_sockets_handshake: $(OUT)/tests/fuzz/fuzz_sockets_handshake.o $(TP_O) $(SOCKETS_O) \
 	$(COMMON_O)
-$(OUT)/fuzz_shm_records: $(OUT)/tests/fuzz/fuzz_shm_records.o $(SHM_O) $(COMMON_O)
+$(OUT)/fuzz_shm_records: $(OUT)/tests/fuzz/fuzz_shm_records.o $(TP_O) $(SHM_O) $(COMMON_O)
 
 $(PROGRAMS):
 	$(FUZZ_CC) $(LDFLAGS_FUZZ) $^ $(LIBS) -lpthread -ldl -lm -o $@
