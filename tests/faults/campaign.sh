@@ -25,7 +25,8 @@ set -u
 b=${abs_top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 transports="shm sockets"
 counts="3 4 8"
-kinds="p2p barrier broadcast allreduce allgather reduce_scatter alltoall"
+kinds="p2p barrier broadcast reduce allreduce gather scatter allgather allgatherv reduce_scatter
+       alltoall alltoallv scan"
 injections="kill stop abort"
 points=20
 tmo=5

@@ -15,7 +15,8 @@
  * to see its own error; the campaign gives weftrun a long --kill-grace.
  * Rank 0 writes $FAULT_DIR/ready once every rank has run one operation.
  *
- * Usage: mp_fault p2p|barrier|broadcast|allreduce|allgather|reduce_scatter|alltoall
+ * Usage: mp_fault p2p|barrier|broadcast|reduce|allreduce|gather|scatter|allgather|
+ *                 allgatherv|reduce_scatter|alltoall|alltoallv|scan
  */
 #include "config.h"
 
@@ -30,9 +31,12 @@
 #include "tests/mp/mptest.h"
 
 #define MAX_BYTES (256 * 1024)
+#define MAX_RANKS 64
 
 static const char *dir;
 static int me, n;
+/* The v-forms' counts and displacements (elements), n entries. */
+static size_t vcounts[MAX_RANKS], vdispls[MAX_RANKS];
 
 static long long realtime_ms(void)
 {
@@ -71,6 +75,24 @@ static weft_result_t start(const char *kind, weft_comm_t w, int32_t *in, int32_t
         return weft_ireduce_scatter(in, out, count / (size_t)n, WEFT_INT32, WEFT_SUM, w, req);
     if (!strcmp(kind, "alltoall"))
         return weft_ialltoall(in, out, count / (size_t)n, WEFT_INT32, w, req);
+    if (!strcmp(kind, "reduce"))
+        return weft_ireduce(in, out, count, WEFT_INT32, WEFT_SUM, 0, w, req);
+    if (!strcmp(kind, "gather"))
+        return weft_igather(in, out, count / (size_t)n, WEFT_INT32, 0, w, req);
+    if (!strcmp(kind, "scatter"))
+        return weft_iscatter(in, out, count / (size_t)n, WEFT_INT32, 0, w, req);
+    if (!strcmp(kind, "scan"))
+        return weft_iscan(in, out, count, WEFT_INT32, WEFT_SUM, w, req);
+    /* The v-forms with even counts: the same results as the even forms. */
+    for (int q = 0; q < n; q++) {
+        vcounts[q] = count / (size_t)n;
+        vdispls[q] = (size_t)q * (count / (size_t)n);
+    }
+    if (!strcmp(kind, "allgatherv"))
+        return weft_iallgatherv(in, count / (size_t)n, out, vcounts, vdispls, WEFT_INT32, w,
+                                req);
+    if (!strcmp(kind, "alltoallv"))
+        return weft_ialltoallv(in, vcounts, vdispls, out, vcounts, vdispls, WEFT_INT32, w, req);
     /* p2p: a ring, one message each way. */
     weft_p2p_op_t ops[2] = {
         { .kind = WEFT_P2P_SEND, .buf = in, .count = count, .dt = WEFT_INT32,
@@ -89,9 +111,25 @@ static int correct(const char *kind, const int32_t *out, size_t count, int it)
     for (size_t i = 0; i < count; i++) {
         int32_t want;
 
-        if (!strcmp(kind, "barrier"))
+        if (!strcmp(kind, "barrier") || (me != 0 && (!strcmp(kind, "reduce") ||
+                                                     !strcmp(kind, "gather"))))
             return 1;
-        if (!strcmp(kind, "broadcast"))
+        if (!strcmp(kind, "allgatherv"))
+            kind = "allgather";
+        else if (!strcmp(kind, "alltoallv"))
+            kind = "alltoall";
+        else if (!strcmp(kind, "reduce"))
+            kind = "allreduce";
+        else if (!strcmp(kind, "gather"))
+            kind = "allgather";
+        if (!strcmp(kind, "scatter")) {
+            if (i >= blk)
+                break;
+            /* Block me of rank 0's input. */
+            want = it + (int32_t)(((size_t)me * blk + i) % 7);
+        } else if (!strcmp(kind, "scan")) {
+            want = me * (me + 1) / 2 + (me + 1) * (it + (int32_t)(i % 7));
+        } else if (!strcmp(kind, "broadcast"))
             want = it + (int32_t)(i % 7);
         else if (!strcmp(kind, "allreduce"))
             want = n * (n - 1) / 2 + n * (it + (int32_t)(i % 7));
@@ -134,6 +172,8 @@ int main(int argc, char **argv)
         MP_FAIL("FAULT_DIR is not set");
     signal(SIGTERM, SIG_IGN);
     mp_init_world(&w, &me, &n);
+    if (n > MAX_RANKS)
+        MP_FAIL("mp_fault runs at up to %d ranks", MAX_RANKS);
     {
         char path[4096];
         FILE *f;
