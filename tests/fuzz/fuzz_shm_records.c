@@ -130,15 +130,7 @@ static void exchange(int from, size_t len)
     free(in);
 }
 
-struct posted {
-    int peer;
-    uint64_t tag, ignore;
-    size_t cap;
-    unsigned char *buf;
-    void *req;
-};
-
-static struct posted posted[] = {
+static fuzz_tp_posted_t posted[] = {
     { PEER, 7, 0, 64, NULL, NULL },
     { PEER, 0, ~0ull, 0, NULL, NULL },
     { WEFT_TRANSPORT_ANY_PEER, 0, ~0ull, 3000, NULL, NULL },
@@ -148,16 +140,7 @@ static struct posted posted[] = {
 
 static void post_receives(void)
 {
-    for (size_t i = 0; i < NPOSTED; i++) {
-        struct posted *p = &posted[i];
-
-        p->buf = malloc(p->cap ? p->cap : 1);
-        FUZZ_REQUIRE(p->buf != NULL, "out of memory");
-        memset(p->buf, CANARY, p->cap);
-        p->req = NULL;
-        FUZZ_REQUIRE(T->irecv(ctx[VICTIM], p->peer, p->buf, p->cap, p->tag, p->ignore, NULL,
-                              &p->req) == WEFT_SUCCESS, "irecv: %s", fuzz_tp_last_error);
-    }
+    fuzz_tp_post(T, ctx[VICTIM], posted, NPOSTED, CANARY);
 }
 
 /* A completion of a receive of cap bytes at buf, posted with tag and
@@ -185,7 +168,7 @@ static void check_completion(const char *what, const weft_transport_completion_t
 static void check_receives(void)
 {
     for (size_t i = 0; i < NPOSTED; i++) {
-        struct posted *p = &posted[i];
+        fuzz_tp_posted_t *p = &posted[i];
         weft_transport_completion_t c;
         int done = 0;
 

@@ -92,21 +92,13 @@ static void job_up(unsigned char addr[NR][WEFT_TRANSPORT_ADDR_MAX])
                  "connect to rank 1: %s", fuzz_tp_last_error);
 }
 
-/* A receive rank 1 posts before the input's bytes arrive. */
-struct posted {
-    int peer;
-    uint64_t tag, ignore;
-    size_t cap;
-    unsigned char *buf;
-    void *req;
-};
-
 /* The rank the stream's hello claims: the job id is the only credential,
  * so the stream speaks for any rank it names, rank 1 itself included (a
  * rank dials itself for its own messages). */
 static uint32_t claimed = FUZZ_RANK;
 
-static struct posted posted[] = {
+/* The receives rank 1 posts before the input's bytes arrive. */
+static fuzz_tp_posted_t posted[] = {
     { FUZZ_RANK, 7, 0, 64, NULL, NULL },
     { FUZZ_RANK, 0, ~0ull, 0, NULL, NULL },
     { WEFT_TRANSPORT_ANY_PEER, 0, ~0ull, 4096, NULL, NULL },
@@ -116,23 +108,13 @@ static struct posted posted[] = {
 
 static void post_receives(void)
 {
-    for (size_t i = 0; i < NPOSTED; i++) {
-        struct posted *p = &posted[i];
-
-        /* Exact sizes: a write past one is ASan's to see. */
-        p->buf = malloc(p->cap ? p->cap : 1);
-        FUZZ_REQUIRE(p->buf != NULL, "out of memory");
-        memset(p->buf, CANARY, p->cap);
-        p->req = NULL;
-        FUZZ_REQUIRE(T->irecv(ctx[VICTIM], p->peer, p->buf, p->cap, p->tag, p->ignore, NULL,
-                              &p->req) == WEFT_SUCCESS, "irecv: %s", fuzz_tp_last_error);
-    }
+    fuzz_tp_post(T, ctx[VICTIM], posted, NPOSTED, CANARY);
 }
 
 static void check_receives(void)
 {
     for (size_t i = 0; i < NPOSTED; i++) {
-        struct posted *p = &posted[i];
+        fuzz_tp_posted_t *p = &posted[i];
         weft_transport_completion_t c;
         int done = 0;
 

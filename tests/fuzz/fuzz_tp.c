@@ -8,8 +8,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
+#include "tests/fuzz/fuzz.h"
 #include "tests/fuzz/fuzz_tp.h"
 
 char fuzz_tp_last_error[1024];
@@ -42,4 +44,17 @@ int64_t fuzz_tp_now_ms(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void fuzz_tp_post(const weft_transport_v1_t *t, void *ctx, fuzz_tp_posted_t *p, size_t n,
+                  unsigned char canary)
+{
+    for (size_t i = 0; i < n; i++, p++) {
+        p->buf = malloc(p->cap ? p->cap : 1);
+        FUZZ_REQUIRE(p->buf != NULL, "out of memory");
+        memset(p->buf, canary, p->cap);
+        p->req = NULL;
+        FUZZ_REQUIRE(t->irecv(ctx, p->peer, p->buf, p->cap, p->tag, p->ignore, NULL,
+                              &p->req) == WEFT_SUCCESS, "irecv: %s", fuzz_tp_last_error);
+    }
 }
