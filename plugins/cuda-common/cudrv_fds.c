@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "plugins/cuda-common/cudrv_fds.h"
@@ -122,6 +123,7 @@ static void *server_main(void *arg)
 
     if (s->thread_init)
         s->thread_init(s->arg);
+    __atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
     for (;;) {
         conn = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
         if (conn < 0) {
@@ -169,11 +171,21 @@ int weft__cudrv_fds_start(struct wcu_fds_server *s, const struct wcu_drv *d,
     s->drv = d;
     s->thread_init = thread_init;
     s->arg = arg;
+    s->started = 0;
     if (pthread_create(&s->thread, NULL, server_main, s) != 0) {
         snprintf(why, cap, "cannot start the VMM descriptor server's thread");
         close(fd);
         s->fd = -1;
         return -1;
+    }
+    /* Returns once the thread is past its start-up and thread_init: a
+     * program that forks while a thread is still inside an allocation
+     * (the C library's thread start, a sanitizer runtime's, the driver's
+     * context set-up) leaves its child a lock nobody will release, and
+     * ASan's allocator has no fork handler to prevent it. */
+    while (!__atomic_load_n(&s->started, __ATOMIC_ACQUIRE)) {
+        struct timespec ts = { 0, 50000 };
+        nanosleep(&ts, NULL);
     }
     return 0;
 }

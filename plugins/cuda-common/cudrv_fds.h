@@ -40,6 +40,7 @@ struct wcu_fds_server {
     void *arg;
     char name[WCU_FDS_NAME];
     unsigned long long served;          /* descriptors handed out (atomic) */
+    int started;                        /* its thread is past thread_init (atomic) */
 };
 
 /* A server not started (fd -1). */

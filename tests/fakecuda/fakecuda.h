@@ -115,6 +115,7 @@ struct CUstream_st {
     pthread_cond_t cond;        /* work queued, work done, stop */
     struct fc_op *head, *tail;
     uint64_t queued, done;      /* ops ever queued and completed */
+    bool started;               /* the worker runs its own code */
     bool destroyed;
     unsigned seed;              /* for WEFT_FAKECUDA_DELAY_US */
 };

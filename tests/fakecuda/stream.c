@@ -94,6 +94,8 @@ static void *worker(void *arg)
 {
     struct CUstream_st *s = arg;
     pthread_mutex_lock(&s->lock);
+    s->started = true;
+    pthread_cond_broadcast(&s->cond);
     for (;;) {
         while (!s->head && !s->destroyed)
             pthread_cond_wait(&s->cond, &s->lock);
@@ -138,6 +140,14 @@ static CUresult stream_new(struct CUctx_st *ctx, unsigned flags, bool legacy,
         free(s);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
+    /* The stream is handed out once its worker runs its own code: a
+     * thread still in its start-up (the C library's, a sanitizer
+     * runtime's: both allocate) when the program forks would leave the
+     * child allocator locks that nobody will release. */
+    pthread_mutex_lock(&s->lock);
+    while (!s->started)
+        pthread_cond_wait(&s->cond, &s->lock);
+    pthread_mutex_unlock(&s->lock);
     *out = s;
     return CUDA_SUCCESS;
 }

@@ -214,6 +214,7 @@ static void take_segment_events(void)
 static void *nic_main(void *arg)
 {
     struct sw_seg *s = sw.seg;
+    atomic_store(&sw.nic_started, true);
     while (!atomic_load(&sw.nic_stop)) {
         uint32_t seen = atomic_load(&s->doorbell);
         uint64_t now = sw_now_ns();
@@ -255,6 +256,7 @@ int sw_nic_start(void)
     if (sw.nic_running)
         return 0;
     atomic_store(&sw.nic_stop, false);
+    atomic_store(&sw.nic_started, false);
     sw.open_ns = sw_now_ns();
     pthread_attr_t a;
     pthread_attr_init(&a);
@@ -271,6 +273,14 @@ int sw_nic_start(void)
         return -1;
     }
     sw.nic_running = true;
+    /* Returns once the thread runs its own code. A thread still in its
+     * start-up (the C library's, a sanitizer runtime's: both allocate)
+     * when the program forks would leave the child allocator locks that
+     * nobody will release; at_prepare can hold back only nic_main. */
+    while (!atomic_load(&sw.nic_started)) {
+        struct timespec ts = { 0, 50000 };
+        nanosleep(&ts, NULL);
+    }
     return 0;
 }
 

@@ -377,6 +377,7 @@ struct sw_self {
     pthread_t nic;
     bool nic_running;
     _Atomic bool nic_stop;
+    _Atomic bool nic_started;   /* nic_main runs: the thread's start is over */
     _Atomic uint64_t wr_count;     /* work requests posted, for fault injection */
     uint64_t open_ns;
     bool port_taken_down, port_brought_up;
