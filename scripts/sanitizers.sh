@@ -8,8 +8,9 @@
 #
 #   scripts/sanitizers.sh [address] [thread]    (default: both)
 #
-# Exit status: 0 when every run passed, 1 otherwise. A failing test's log
-# is printed (the sanitizer's report is in it).
+# Each test's result is printed as it comes. Exit status: 0 when every run
+# passed, 1 otherwise. A failing test's log is printed (the sanitizer's
+# report is in it, or the stacks of a test stopped at its time limit).
 set -eu
 
 cd "$(dirname "$0")/.."
@@ -44,7 +45,13 @@ for kind in $kinds; do
         ./configure -q "$flag" >configure.out 2>&1 || { cat configure.out; exit 1; }
         make -s -j"$jobs" >make.out 2>&1 || { tail -n 60 make.out; exit 1; }
         echo "sanitizers.sh: $kind: built in $(( $(date +%s) - start )) s"
-        make -j"$jobs" check-sanitized >check.out 2>&1
+        # Each result as it comes, so that a log that stops shows where.
+        # A hung test is stopped after WEFT_TEST_LIMIT seconds with its
+        # stacks in its log (tests/limit-driver.sh).
+        { WEFT_TEST_LIMIT=${WEFT_TEST_LIMIT:-600} make -j"$jobs" check-sanitized 2>&1
+          echo $? >check.rc; } | tee check.out |
+            sed -n "s/^\(PASS\|FAIL\|ERROR\|XPASS\|XFAIL\|SKIP\): /sanitizers.sh: $kind: &/p"
+        exit "$(cat check.rc)"
     ) && rc=0 || rc=$?
     if [ -f "$dir/test-suite.log" ]; then
         pass=$(sed -n 's/^# PASS: *//p' "$dir/test-suite.log" | head -n 1)
@@ -59,7 +66,7 @@ for kind in $kinds; do
         echo "sanitizers.sh: $kind: FAILED" >&2
         for log in $(grep -l -E '^(FAIL|ERROR)' $(find "$dir" -name '*.trs') 2>/dev/null |
                      sed 's/\.trs$/.log/'); do
-            echo "===== $log"; tail -n 80 "$log"
+            echo "===== $log"; tail -n 200 "$log"
         done
         [ -f "$dir/test-suite.log" ] || tail -n 40 "$dir/check.out" 2>/dev/null || true
     fi
