@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include "core/coll/shared/segment.h"
 #include "core/comm/comm.h"
 #include "core/progress/doorbell.h"
+#include "core/progress/progress.h"
 
 _Static_assert(sizeof(weft__shared_ctrl_t) == 64, "a control line is one cache line");
 _Static_assert(sizeof(weft__shared_cell_t) == 64, "a cell is one cache line");
@@ -107,6 +109,14 @@ static void shared_detach(struct weft_comm *comm, void *arg)
     comm->shared = NULL;
 }
 
+/* The inode of this process's pid namespace, low 32 bits (0: unknown). */
+static uint32_t own_pidns(void)
+{
+    struct stat st;
+
+    return stat("/proc/self/ns/pid", &st) == 0 ? (uint32_t)st.st_ino : 0;
+}
+
 weft_result_t weft__shared_attach(struct weft_comm *comm)
 {
     int n = comm->size;
@@ -136,6 +146,9 @@ weft_result_t weft__shared_attach(struct weft_comm *comm)
     s->cells = (weft__shared_cell_t *)(s->ctrl + n);
     s->small = (unsigned char *)(s->cells + (size_t)n * WEFT__SHARED_DEPTH);
     s->data = s->small + (size_t)n * WEFT__SHARED_DEPTH * WEFT__SHARED_SMALL;
+    s->pidns = own_pidns();
+    s->ctrl[comm->rank].pidns = s->pidns;
+    __atomic_store_n(&s->ctrl[comm->rank].pid, (uint32_t)getpid(), __ATOMIC_RELEASE);
     if ((rc = weft__comm_add_destructor(comm, shared_detach, s)) != WEFT_SUCCESS) {
         munmap(base, len);
         free(s);
@@ -325,4 +338,49 @@ void weft__shared_abandon(struct weft_comm *comm, uint32_t gen)
 void weft__shared_sleeping(struct weft_comm *comm, int on)
 {
     __atomic_store_n(&comm->shared->ctrl[comm->rank].sleeping, on ? 1u : 0u, __ATOMIC_SEQ_CST);
+}
+
+/* Whether rank r's process is known to be gone (see segment.h). */
+static int rank_gone(const weft__shared_t *s, int r, uint32_t *pid)
+{
+    uint32_t ns;
+
+    /* pid is stored last, with release: its namespace is in place. */
+    *pid = __atomic_load_n(&s->ctrl[r].pid, __ATOMIC_ACQUIRE);
+    ns = s->ctrl[r].pidns;
+    /* ESRCH only: a zombie, or a process of another user, still exists. */
+    return s->pidns && *pid && ns == s->pidns && kill((pid_t)*pid, 0) != 0 && errno == ESRCH;
+}
+
+static weft_result_t lost(int r, uint32_t pid)
+{
+    return weft__error(WEFT_ERR_PEER_LOST, "rank %d (pid %u) exited while this rank waited "
+                       "for it on the shared segment", r, pid);
+}
+
+weft_result_t weft__shared_check_alive(struct weft_comm *comm, int r)
+{
+    weft__shared_t *s = comm->shared;
+    uint32_t pid;
+    int64_t now;
+
+    /* The clock is read every 64 waits only: a wait is a poll of the
+     * segment, and the first ones spin. */
+    if (!s || !s->pidns || r < 0 || r >= s->n || ++s->waits % 64)
+        return WEFT_SUCCESS;
+    if ((now = weft__now_ms()) < s->next_look_ms)
+        return WEFT_SUCCESS;
+    s->next_look_ms = now + WEFT__SHARED_LOOK_MS;
+    return rank_gone(s, r, &pid) ? lost(r, pid) : WEFT_SUCCESS;
+}
+
+weft_result_t weft__shared_find_lost(struct weft_comm *comm, uint32_t gen)
+{
+    weft__shared_t *s = comm->shared;
+    uint32_t pid;
+
+    for (int r = 0; s && r < s->n; r++)
+        if (r != comm->rank && !weft__shared_published(s, gen, r) && rank_gone(s, r, &pid))
+            return lost(r, pid);
+    return WEFT_SUCCESS;
 }

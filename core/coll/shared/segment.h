@@ -88,7 +88,12 @@ typedef struct weft__shared_ctrl {
     uint32_t pad0;
     /* The last pipelined step written: generation << 32 | step. */
     uint64_t progress;
-    uint32_t pad[12];            /* a cache line per rank */
+    /* Its process (0 until it attached), and the inode of its pid
+     * namespace (low 32 bits): a rank waited for is looked up by pid only
+     * from the same namespace (weft__shared_check_alive). */
+    uint32_t pid;
+    uint32_t pidns;
+    uint32_t pad[10];            /* a cache line per rank */
 } weft__shared_ctrl_t;
 
 typedef struct weft__shared {
@@ -113,6 +118,12 @@ typedef struct weft__shared {
      * the thousand when nonblocking calls pile up). */
     uint64_t *abandoned;
     uint32_t abandoned_words;
+    /* Liveness of the ranks waited for: this process's pid namespace
+     * (0: unknown, never looked), the waits since the last look, and the
+     * time of the next. */
+    uint32_t pidns;
+    uint32_t waits;
+    int64_t next_look_ms;
 } weft__shared_t;
 
 /* Maps comm's segment, creating it if this rank is the first (all ranks
@@ -193,5 +204,18 @@ void weft__shared_retire(struct weft_comm *comm, uint32_t gen);
 void weft__shared_abandon(struct weft_comm *comm, uint32_t gen);
 /* Marks this rank asleep on comm's segment (on) or awake again. */
 void weft__shared_sleeping(struct weft_comm *comm, int on);
+/* Called at each wait of this rank for rank r on comm's segment: at most
+ * every WEFT__SHARED_LOOK_MS, whether r's process still exists.
+ * WEFT_ERR_PEER_LOST naming it once it is gone: nothing else would tell,
+ * as no transport carries the segment's traffic. A process of another
+ * pid namespace, or one not yet attached, is not looked up (the wait
+ * then ends at WEFT_TIMEOUT, as before). */
+weft_result_t weft__shared_check_alive(struct weft_comm *comm, int r);
+/* WEFT_ERR_PEER_LOST naming the first rank that has not published gen
+ * and whose process is gone, without waiting for the next look: a rank
+ * that gave gen up may have done so for that rank's loss, which is the
+ * better error to report. */
+weft_result_t weft__shared_find_lost(struct weft_comm *comm, uint32_t gen);
+#define WEFT__SHARED_LOOK_MS 50
 
 #endif /* WEFT_CORE_SHARED_SEG_H */

@@ -20,7 +20,9 @@ void weft__coll_shared_assign(weft__coll_t *c, weft__coll_step_fn step, const vo
 /* Counts c in inst->unrung_inflight and maps the segment (*s). */
 weft_result_t weft__coll_shared_enter(weft__coll_t *c, weft__shared_t **s);
 /* Leaves the step to be called again; r is the rank waited for (-1: an
- * earlier collective of this rank), for a timeout's message. */
+ * earlier collective of this rank), for a timeout's message.
+ * WEFT_ERR_PEER_LOST instead once r's process is gone (the step returns
+ * it: the collective fails). */
 weft_result_t weft__coll_shared_wait(weft__coll_t *c, int r);
 /* Publishes c's generation once its turn came and its cell (and, past
  * WEFT__SHARED_INLINE bytes, its small slot or slot) is free: fill

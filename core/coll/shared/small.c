@@ -214,7 +214,7 @@ weft_result_t weft__coll_shared_wait(weft__coll_t *c, int r)
 {
     c->again = 1;
     c->wait_rank = r;
-    return WEFT_SUCCESS;
+    return r >= 0 ? weft__shared_check_alive(c->comm, r) : WEFT_SUCCESS;
 }
 
 weft_result_t weft__coll_shared_enter(weft__coll_t *c, weft__shared_t **s)
@@ -270,9 +270,15 @@ weft_result_t weft__coll_shared_given_up(weft__coll_t *c, const weft__shared_t *
 {
     uint32_t k = c->shared_gen;
 
+    weft_result_t rc;
+
     if (weft__shared_published(s, k, r) &&
-        __atomic_load_n(&weft__shared_cell(s, k, r)->abandoned, __ATOMIC_RELAXED) == k)
+        __atomic_load_n(&weft__shared_cell(s, k, r)->abandoned, __ATOMIC_RELAXED) == k) {
+        /* Most often for a rank that died: name that one instead. */
+        if ((rc = weft__shared_find_lost(c->comm, k)) != WEFT_SUCCESS)
+            return rc;
         return weft__error(WEFT_ERR_ABORTED, "rank %d gave this collective up", r);
+    }
     return WEFT_SUCCESS;
 }
 
