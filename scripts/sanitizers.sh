@@ -45,12 +45,13 @@ for kind in $kinds; do
         ./configure -q "$flag" >configure.out 2>&1 || { cat configure.out; exit 1; }
         make -s -j"$jobs" >make.out 2>&1 || { tail -n 60 make.out; exit 1; }
         echo "sanitizers.sh: $kind: built in $(( $(date +%s) - start )) s"
-        # Each result as it comes, so that a log that stops shows where.
+        # Each result as it comes (sed -u: unbuffered into CI's pipe), so
+        # that a log that stops shows where.
         # A hung test is stopped after WEFT_TEST_LIMIT seconds with its
         # stacks in its log (tests/limit-driver.sh).
         { WEFT_TEST_LIMIT=${WEFT_TEST_LIMIT:-600} make -j"$jobs" check-sanitized 2>&1
           echo $? >check.rc; } | tee check.out |
-            sed -n "s/^\(PASS\|FAIL\|ERROR\|XPASS\|XFAIL\|SKIP\): /sanitizers.sh: $kind: &/p"
+            sed -u -n "s/^\(PASS\|FAIL\|ERROR\|XPASS\|XFAIL\|SKIP\): /sanitizers.sh: $kind: &/p"
         exit "$(cat check.rc)"
     ) && rc=0 || rc=$?
     if [ -f "$dir/test-suite.log" ]; then
