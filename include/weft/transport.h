@@ -4,6 +4,14 @@
  * plugins. Self-contained: a third party builds a transport with this file
  * alone (plus weft.h for the result codes), without weft's sources.
  *
+ * weft-transport(7) is the plugin writer's guide: how the core applies
+ * the rules below. License: this header, like the rest of weft, is under
+ * the BSD 3-Clause license of COPYING (the SPDX line above), which permits
+ * use and redistribution, modified or not, in source and binary form
+ * under the three conditions stated there. None of them concerns the
+ * license of a plugin's own code: a plugin may be written under any
+ * license its author chooses.
+ *
  * A transport moves tagged messages between ranks. It knows nothing of
  * communicators or collectives: the core turns those into tagged messages
  * addressed to world ranks. See plugins/example/ for a minimal transport.
