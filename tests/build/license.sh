@@ -16,7 +16,7 @@ grep -q 'BSD 3-Clause License' COPYING || { echo "FAIL: COPYING is not the BSD-3
 checked=0
 missing=
 for f in $(find . \( -path ./.git -o -path ./config -o -path ./build-aux \
-                     -o -path ./autom4te.cache -o -path './_build*' -o -path ./_sanitize -o -path './weft-*' \
+                     -o -path ./autom4te.cache -o -path './_build*' -o -path ./_sanitize -o -path ./_installcheck -o -path './weft-*' \
                      -o -name .deps -o -name .libs \) -prune -o -type f \( \
                      -name '*.c' -o -name '*.h' -o -name '*.sh' -o -name '*.py' \
                      -o -name '*.m4' -o -name '*.am' -o -name '*.ac' -o -name '*.in' \
