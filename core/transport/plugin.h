@@ -191,7 +191,8 @@ weft_result_t weft__plugins_scan_topo(const weft__topo_t *topo, weft__plugin_set
  * plugin: later plugins move down by one. */
 void weft__plugins_drop(weft__plugin_set_t *set, int i, const char *why);
 
-/* Fills core's struct_size and its log, set_error and get_param services
+/* Fills core's struct_size and its log, set_error, get_param and
+ * device_nearness (unknown for every device) services
  * (plugin_services.c); the caller sets the rest. */
 void weft__transport_core_defaults(weft_transport_core_t *core);
 

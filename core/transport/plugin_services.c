@@ -57,10 +57,20 @@ static const char *plugin_get_param(const char *name)
     return name ? getenv(name) : NULL;
 }
 
+/* A core without a job's topology (weft-info's) knows no device: its
+ * struct_size covers device_nearness, so a plugin may call it. */
+static weft_transport_nearness_t plugin_no_nearness(void *core_ctx, const char *name)
+{
+    (void)core_ctx;
+    (void)name;
+    return WEFT_TRANSPORT_NEAR_UNKNOWN;
+}
+
 void weft__transport_core_defaults(weft_transport_core_t *core)
 {
     core->struct_size = sizeof(*core);
     core->log = plugin_log;
     core->set_error = plugin_set_error;
     core->get_param = plugin_get_param;
+    core->device_nearness = plugin_no_nearness;
 }

@@ -363,6 +363,23 @@ static void test_filter_too_many(void **state)
     assert_int_equal(weft__transport_filter_parse(spec, &f), WEFT_SUCCESS);
 }
 
+/* Every function a core's struct_size covers is set, also in a core
+ * without a job (weft-info's): a plugin may call what the size covers. */
+static void test_core_defaults_complete(void **state)
+{
+    weft_transport_core_t core;
+
+    (void)state;
+    memset(&core, 0, sizeof(core));
+    weft__transport_core_defaults(&core);
+    assert_int_equal(core.struct_size, sizeof(core));
+    assert_non_null(core.log);
+    assert_non_null(core.set_error);
+    assert_non_null(core.get_param);
+    assert_non_null(core.device_nearness);
+    assert_int_equal(core.device_nearness(NULL, "mlx5_0"), WEFT_TRANSPORT_NEAR_UNKNOWN);
+}
+
 static void test_name_valid(void **state)
 {
     assert_true(weft__plugin_name_valid("sockets", 7));
@@ -978,6 +995,7 @@ int main(void)
         cmocka_unit_test_setup(test_filter_duplicates, setup),
         cmocka_unit_test_setup(test_filter_malformed, setup),
         cmocka_unit_test_setup(test_filter_too_many, setup),
+        cmocka_unit_test_setup(test_core_defaults_complete, setup),
         cmocka_unit_test_setup(test_name_valid, setup),
         cmocka_unit_test_setup(test_example_loads_and_works, setup),
         cmocka_unit_test_setup(test_example_refuses_when_disabled, setup),
