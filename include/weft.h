@@ -116,6 +116,20 @@ typedef struct weft_request *weft_request_t;
 #define WEFT_IN_PLACE ((void *)1)
 #define WEFT_MAX_DIMS 8
 
+/* A key-value store the caller already runs (torch.distributed's c10d
+ * store, say), for weft_init to meet the other ranks through instead of a
+ * rendezvous of its own (weft_init_attr_t.kvs). Keys are NUL-terminated,
+ * values binary. set stores val under key for every rank; get waits until
+ * key exists or timeout_ms passes (WEFT_ERR_TIMEOUT), copies at most cap
+ * bytes into val and the value's whole length into *len
+ * (WEFT_ERR_TRUNCATED when it exceeds cap). ctx is passed back as is. */
+typedef struct weft_kvs {
+    void *ctx;
+    weft_result_t (*set)(void *ctx, const char *key, const void *val, size_t len);
+    weft_result_t (*get)(void *ctx, const char *key, void *val, size_t cap, size_t *len,
+                         int timeout_ms);
+} weft_kvs_t;
+
 /* Start-up attributes. Initialise with WEFT_INIT_ATTR_INITIALIZER; later
  * releases may append fields, which struct_size tells apart. */
 typedef struct weft_init_attr {
@@ -125,10 +139,13 @@ typedef struct weft_init_attr {
     const char *init_method; /* "env://", "tcp://host:port", "file:///path"; NULL: detect */
     int timeout_ms;          /* 0: WEFT_TIMEOUT seconds, else 300 s */
     const char *name;        /* a name for logs; NULL: "world" */
+    /* Meet the other ranks through this store (rank and size then
+     * required, init_method NULL); NULL: weft's own rendezvous. */
+    const weft_kvs_t *kvs;
 } weft_init_attr_t;
 
 #define WEFT_INIT_ATTR_INITIALIZER \
-    { sizeof(weft_init_attr_t), -1, -1, NULL, 0, NULL }
+    { sizeof(weft_init_attr_t), -1, -1, NULL, 0, NULL, NULL }
 
 /* Joins the job: finds the other ranks through the init method, loads the
  * transport plugins, exchanges addresses, and returns the communicator of

@@ -221,6 +221,12 @@ weft_result_t weft__bootstrap_run(const weft__boot_params_t *params, const void 
                                  &b->store);
         break;
     }
+    case WEFT__BOOT_KVS:
+        rc = weft__kvs_exchange(params, blob, len, b);
+        if (rc != WEFT_SUCCESS)
+            goto err_finalize;
+        *out = b;
+        return WEFT_SUCCESS;
     case WEFT__BOOT_PMIX:
 #ifdef WEFT_HAVE_PMIX
         rc = weft__pmix_exchange(params, blob, len, b);

@@ -49,4 +49,14 @@ weft_result_t weft__pmix_put(const char *key, const void *val, size_t len);
 weft_result_t weft__pmix_get(const char *key, void *val, size_t cap, size_t *len,
                              int timeout_ms);
 
+/* The caller's key-value store (bootstrap_kvs.c). exchange fills b's
+ * records and job id from p->kvs (b->store stays NULL); put and get are
+ * the out-of-band exchange through it, under the job's own prefix. */
+weft_result_t weft__kvs_exchange(const weft__boot_params_t *p, const void *blob, size_t len,
+                                 weft__bootstrap_t *b);
+weft_result_t weft__kvs_put(const weft__bootstrap_t *b, const char *key, const void *val,
+                            size_t len);
+weft_result_t weft__kvs_get(const weft__bootstrap_t *b, const char *key, void *val, size_t cap,
+                            size_t *len, int timeout_ms);
+
 #endif /* WEFT_CORE_BOOTSTRAP_H */

@@ -337,7 +337,24 @@ weft_result_t weft__boot_params_resolve(const weft_init_attr_t *attr, weft__gete
                            "to %d nor -1 (from the environment)", attr->size,
                            WEFT__STORE_MAX_RANKS);
 
-    if (method) {
+    if (attr->kvs) {
+        /* The caller's store: nothing of the environment is read for the
+         * rendezvous, and weft opens no listener of its own. */
+        const weft_kvs_t *kvs = attr->kvs;
+
+        if (!kvs->set || !kvs->get)
+            return weft__error(WEFT_ERR_INVALID_ARG, "weft_init: attr->kvs->%s is NULL",
+                               kvs->set ? "get" : "set");
+        if (method)
+            return weft__error(WEFT_ERR_INVALID_ARG, "weft_init: attr->kvs and "
+                               "attr->init_method %.60s exclude each other", method);
+        if (attr->rank < 0 || attr->size < 1)
+            return weft__error(WEFT_ERR_INVALID_ARG, "weft_init: attr->kvs needs attr->rank "
+                               "and attr->size (given %d and %d)", attr->rank, attr->size);
+        snprintf(out->source, sizeof(out->source), "the caller's key-value store (attr->kvs)");
+        out->kind = WEFT__BOOT_KVS;
+        out->kvs = *kvs;
+    } else if (method) {
         snprintf(out->source, sizeof(out->source), "%.60s", method);
         rc = parse_url(method, env, out, "MASTER_ADDR", "MASTER_PORT");
         if (rc == WEFT_SUCCESS)

@@ -17,7 +17,8 @@
 enum weft__boot_kind {
     WEFT__BOOT_TCP = 1,  /* env:// and tcp://: a TCP store at host:port */
     WEFT__BOOT_FILE = 2, /* file:///path: rank 0 publishes its store's address in path */
-    WEFT__BOOT_PMIX = 3  /* PMIx put/get/fence */
+    WEFT__BOOT_PMIX = 3, /* PMIx put/get/fence */
+    WEFT__BOOT_KVS = 4   /* the caller's key-value store (attr->kvs) */
 };
 
 #define WEFT__DEFAULT_PORT 29500   /* torchrun's default MASTER_PORT */
@@ -34,6 +35,7 @@ typedef struct weft__boot_params {
     int timeout_ms;
     int store_external;    /* the launcher hosts the store: rank 0 must not */
     char source[64];       /* where the settings came from, for messages */
+    weft_kvs_t kvs;        /* KVS: a copy of the caller's (its ctx stays theirs) */
 } weft__boot_params_t;
 
 /* Environment lookup, replaceable in unit tests (getenv in the library). */

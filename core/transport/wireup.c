@@ -17,14 +17,17 @@
 #include "core/transport/wireup.h"
 
 /* The plugins' out-of-band exchange (weft/transport.h): through the
- * bootstrap's store, which exists from connect() on, or through PMIx's
- * publish and lookup in a job that joined through PMIx. */
+ * bootstrap's store, which exists from connect() on, through PMIx's
+ * publish and lookup in a job that joined through PMIx, or through the
+ * caller's key-value store (weft_init_attr_t.kvs). */
 static weft_result_t plugin_oob_put(void *core_ctx, const char *key, const void *val, size_t len)
 {
     weft__wireup_t *wire = core_ctx;
 
     if (wire->boot && wire->boot->store)
         return weft__store_set(wire->boot->store, key, val, len);
+    if (wire->boot && wire->boot->params.kind == WEFT__BOOT_KVS)
+        return weft__kvs_put(wire->boot, key, val, len);
 #ifdef WEFT_HAVE_PMIX
     if (wire->boot && wire->boot->params.kind == WEFT__BOOT_PMIX)
         return weft__pmix_put(key, val, len);
@@ -40,6 +43,8 @@ static weft_result_t plugin_oob_get(void *core_ctx, const char *key, void *val, 
 
     if (wire->boot && wire->boot->store)
         return weft__store_get(wire->boot->store, key, val, cap, len, timeout_ms);
+    if (wire->boot && wire->boot->params.kind == WEFT__BOOT_KVS)
+        return weft__kvs_get(wire->boot, key, val, cap, len, timeout_ms);
 #ifdef WEFT_HAVE_PMIX
     if (wire->boot && wire->boot->params.kind == WEFT__BOOT_PMIX)
         return weft__pmix_get(key, val, cap, len, timeout_ms);
