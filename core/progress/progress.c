@@ -329,6 +329,22 @@ static weft_result_t time_left(int timeout_ms, int64_t *deadline_ms, int64_t *le
                        "(WEFT_TIMEOUT)", timeout_ms);
 }
 
+/* Whether the deadline passed, looked at after every pass that did not
+ * finish the wait from the WEFT_SPIN_CLOCK_EVERY-th on, also while the
+ * spin budget lasts: a wait of a few passes reads no clock, and the first
+ * look sets the deadline. Passes can be slow: a root flooded with the
+ * unexpected messages of ranks that run ahead reads megabytes a pass, and
+ * yields its core to seven others between passes. It waited 7 s on a
+ * stopped rank with WEFT_TIMEOUT 2 s when the deadline was set only once
+ * the spin budget was spent, and 3.8 s when looked at every 16 passes. */
+static int deadline_due(const spin_state_t *sp, int timeout_ms, int64_t *deadline_ms)
+{
+    int64_t left;
+
+    return sp->spins >= WEFT_SPIN_CLOCK_EVERY &&
+           time_left(timeout_ms, deadline_ms, &left) != WEFT_SUCCESS;
+}
+
 weft_result_t weft__progress_wait_for(weft__instance_t *inst, const weft__wait_target_t *t,
                                       int timeout_ms, int64_t *deadline_ms)
 {
@@ -345,8 +361,11 @@ weft_result_t weft__progress_wait_for(weft__instance_t *inst, const weft__wait_t
         weft__progress(inst);
         if (weft__mctx_aborted(t->ctx))
             return weft__error(WEFT_ERR_ABORTED, "the communicator was aborted");
-        if (!spin_spent(&sp))
+        if (!spin_spent(&sp)) {
+            if (deadline_due(&sp, timeout_ms, deadline_ms))
+                return WEFT_ERR_TIMEOUT;
             continue;
+        }
         if (time_left(timeout_ms, deadline_ms, &left) != WEFT_SUCCESS)
             return WEFT_ERR_TIMEOUT;
         /* Asleep first, then a last look: a signal after the look rings. */
@@ -393,8 +412,11 @@ weft_result_t weft__request_wait_until(struct weft_request *req, int timeout_ms,
          * context's thread): it fails req, which the next pass finds
          * done, so a blocked wait ends within one sleep. */
         weft__mctx_aborted(req->ctx);
-        if (!spin_spent(&sp))
+        if (!spin_spent(&sp)) {
+            if (deadline_due(&sp, timeout_ms, deadline_ms))
+                return WEFT_ERR_TIMEOUT;
             continue;
+        }
         if (time_left(timeout_ms, deadline_ms, &left) != WEFT_SUCCESS)
             return WEFT_ERR_TIMEOUT;
         weft__progress_sleep(inst, (int)left, 0);

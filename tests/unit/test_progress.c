@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -138,6 +139,40 @@ static void a_wait_past_its_deadline_times_out(void **state)
     fake_instance_free(o.inst);
 }
 
+/* A pass that takes 20 ms: a rank flooded with unexpected messages reads
+ * megabytes a pass, and yields its core to others between passes. */
+static void slow_pass(weft__instance_t *inst, void *arg)
+{
+    struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+    (void)inst;
+    (void)arg;
+    nanosleep(&ts, NULL);
+}
+
+/* A wait whose passes are slow still ends near its deadline: the deadline
+ * is set and looked at after a few passes, not only once the spin budget
+ * is spent (80 passes, 1.6 s here, for a timeout of 100 ms). */
+static void a_wait_of_slow_passes_keeps_its_deadline(void **state)
+{
+    one_recv_t o;
+    struct weft_request *req = post_one_recv(&o);
+    int64_t t0, took;
+
+    (void)state;
+    assert_int_equal(weft__progress_hook_add(o.inst, slow_pass, NULL), WEFT_SUCCESS);
+    t0 = weft__now_ms();
+    assert_int_equal(weft__request_wait(req, 100), WEFT_ERR_TIMEOUT);
+    took = weft__now_ms() - t0;
+    assert_true(took >= 100);
+    /* 16 passes set the deadline, one more may overrun it: 440 ms. */
+    if (took > 1000)
+        fail_msg("a wait of 100 ms with 20 ms passes took %lld ms", (long long)took);
+    weft__request_cancel(req, WEFT_ERR_TIMEOUT);
+    weft__request_free(req);
+    fake_instance_free(o.inst);
+}
+
 typedef struct target_state {
     int polls, done_after, asleep, slept;
 } target_state_t;
@@ -228,6 +263,7 @@ int main(void)
         cmocka_unit_test(hooks_beyond_the_limit_are_refused),
         cmocka_unit_test(a_wait_ends_when_its_request_completes),
         cmocka_unit_test(a_wait_past_its_deadline_times_out),
+        cmocka_unit_test(a_wait_of_slow_passes_keeps_its_deadline),
         cmocka_unit_test(a_wait_for_a_target_ends_when_it_says_done),
         cmocka_unit_test(an_abort_marked_on_one_context_fails_both),
     };
