@@ -8,7 +8,10 @@
 # result, a crash, a hang or a success that should not be; weftrun exits
 # with the status of the first failure; nothing of the job is left in
 # /dev/shm or among the processes. It prints the matrix: injections,
-# outcomes, the longest time from the injection to a survivor's error.
+# outcomes, the longest time to a survivor's error, counted from the
+# injection or from the start of the operation that failed, whichever is
+# later (a rank that lags behind the others first completes the
+# operations the victim took part in).
 #
 #   campaign.sh [-t "shm sockets ibv"] [-n "3 4 8"] [-k "p2p allreduce ..."]
 #               [-i "kill stop abort"] [-p POINTS] [-T SECONDS] [-s SEED]
@@ -128,7 +131,7 @@ one_run() {         # transport ranks kind injection
     rc=$?
     # An abort happens when the victim calls it: its own record's time.
     if [ "$inj" = abort ] && [ -e "$dir/out.$victim" ]; then
-        read -r what t_inj detail <"$dir/out.$victim"
+        read -r what t_inj started detail <"$dir/out.$victim"
     fi
     # Each rank's outcome.
     outcome="" longest=0 bad=""
@@ -137,8 +140,13 @@ one_run() {         # transport ranks kind injection
         if [ ! -e "$dir/out.$r" ]; then
             what=NOREPORT
         else
-            read -r what at detail <"$dir/out.$r"
-            d=$((at - t_inj))
+            read -r what at started detail <"$dir/out.$r"
+            # From the injection, or from the start of the operation the
+            # rank failed in when it reached that later: a rank that lags
+            # finishes the operations the victim took part in first.
+            from=$t_inj
+            [ "$started" -gt "$from" ] && from=$started
+            d=$((at - from))
             [ $d -gt $longest ] && longest=$d
             [ $d -gt $(( (tmo + slack) * 1000 )) ] && bad="$bad rank $r late ($d ms);"
         fi

@@ -46,6 +46,13 @@ static long long realtime_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* When the operation under way started (realtime_ms). */
+static long long op_started;
+
+/* out.<rank>: "WHAT WHEN STARTED DETAIL", WHEN the time of the outcome and
+ * STARTED that of the operation it ended: a rank that lags behind the
+ * others meets a fault only when it reaches the operation it broke, and
+ * its deadline runs from there. */
 static void record(const char *what, const char *detail)
 {
     char path[4096], tmp[4200];
@@ -55,7 +62,7 @@ static void record(const char *what, const char *detail)
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     if (!(f = fopen(tmp, "w")))
         exit(4);
-    fprintf(f, "%s %lld %s\n", what, realtime_ms(), detail);
+    fprintf(f, "%s %lld %lld %s\n", what, realtime_ms(), op_started, detail);
     fclose(f);
     rename(tmp, path);
 }
@@ -228,6 +235,7 @@ int main(int argc, char **argv)
         if (!strcmp(kind, "alltoall"))
             for (size_t i = 0; i < count; i++)
                 in[i] = me + it + (int32_t)(i % 7);
+        op_started = realtime_ms();
         rc = start(kind, w, in, out, count, &req);
         if (rc == WEFT_SUCCESS && me == victim && it == abort_it) {
             /* In the middle of the operation: posted, not waited for. */
