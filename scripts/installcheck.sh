@@ -16,14 +16,9 @@ jobs=$(nproc 2>/dev/null || echo 2)
 dir=$top/_installcheck
 start=$(date +%s)
 
-git -C "$top" rev-parse --git-dir >/dev/null 2>&1 ||
-    { echo "installcheck.sh: not a git checkout: cannot tell sources from build products" >&2; exit 1; }
 rm -rf "$dir"
-mkdir -p "$dir/src"
-git -C "$top" ls-files -z --cached --others --exclude-standard |
-    (cd "$top" && xargs -0 tar -cf - --no-recursion) | tar -C "$dir/src" -xf -
+scripts/copy_sources.sh "$dir/src"
 cd "$dir/src"
-./autogen.sh >autogen.out 2>&1 || { cat autogen.out; exit 1; }
 ./configure -q --prefix="$dir/prefix" >configure.out 2>&1 || { cat configure.out; exit 1; }
 make -s -j"$jobs" >make.out 2>&1 || { tail -n 60 make.out; exit 1; }
 make -s install >install.out 2>&1 || { tail -n 60 install.out; exit 1; }

@@ -18,10 +18,6 @@ top=$(pwd)
 kinds=${*:-address thread}
 jobs=$(nproc 2>/dev/null || echo 2)
 
-if ! git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
-    echo "sanitizers.sh: not a git checkout: cannot tell sources from build products" >&2
-    exit 1
-fi
 
 status=0
 for kind in $kinds; do
@@ -33,15 +29,9 @@ for kind in $kinds; do
     dir=$top/_sanitize/$kind
     start=$(date +%s)
     echo "sanitizers.sh: $kind: copying the sources to $dir"
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    # Tracked files and new ones not ignored: what a commit of this tree
-    # would hold, without the main build's products.
-    git -C "$top" ls-files -z --cached --others --exclude-standard |
-        (cd "$top" && xargs -0 tar -cf - --no-recursion) | tar -C "$dir" -xf -
+    "$top/scripts/copy_sources.sh" "$dir"
     (
         cd "$dir"
-        ./autogen.sh >autogen.out 2>&1 || { cat autogen.out; exit 1; }
         ./configure -q "$flag" >configure.out 2>&1 || { cat configure.out; exit 1; }
         make -s -j"$jobs" >make.out 2>&1 || { tail -n 60 make.out; exit 1; }
         echo "sanitizers.sh: $kind: built in $(( $(date +%s) - start )) s"
