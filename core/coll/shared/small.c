@@ -269,7 +269,6 @@ int weft__coll_shared_same_length(weft__coll_t *c, const weft__shared_t *s, int 
 weft_result_t weft__coll_shared_given_up(weft__coll_t *c, const weft__shared_t *s, int r)
 {
     uint32_t k = c->shared_gen;
-
     weft_result_t rc;
 
     if (weft__shared_published(s, k, r) &&
