@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,20 +41,6 @@ struct published {
     char token[WEFT__FRAME_HOST_MAX];
     char nonce[WEFT__JOB_ID_MAX];
 };
-
-static weft_result_t random_hex(char *buf, size_t nbytes)
-{
-    unsigned char rnd[32];
-
-    if (nbytes > sizeof(rnd))
-        nbytes = sizeof(rnd);
-    if (getrandom(rnd, nbytes, 0) != (ssize_t)nbytes)
-        return weft__error(WEFT_ERR_SYSTEM, "getrandom: %m (needed for the token of the "
-                           "file:// rendezvous; or set WEFT_AUTH_TOKEN)");
-    for (size_t i = 0; i < nbytes; i++)
-        snprintf(buf + 2 * i, 3, "%02x", rnd[i]);
-    return WEFT_SUCCESS;
-}
 
 static weft_result_t file_publish(const char *path, const struct published *pub)
 {
@@ -164,7 +149,8 @@ static weft_result_t file_host(const weft__boot_params_t *p, weft__bootstrap_t *
     if (p->token[0]) {
         snprintf(pub->token, sizeof(pub->token), "%s", p->token);
     } else {
-        rc = random_hex(pub->token, 16);
+        rc = weft__boot_random_hex(pub->token, 16, "the token of the file:// rendezvous; "
+                                   "or set WEFT_AUTH_TOKEN");
         if (rc != WEFT_SUCCESS)
             return rc;
     }

@@ -49,6 +49,10 @@ weft_result_t weft__pmix_put(const char *key, const void *val, size_t len);
 weft_result_t weft__pmix_get(const char *key, void *val, size_t cap, size_t *len,
                              int timeout_ms);
 
+/* random_hex.c: 2 x nbytes (at most 32) random hex digits and a NUL in buf;
+ * WEFT_ERR_SYSTEM naming purpose when the kernel gives no randomness. */
+weft_result_t weft__boot_random_hex(char *buf, size_t nbytes, const char *purpose);
+
 /* The caller's key-value store (bootstrap_kvs.c). exchange fills b's
  * records and job id from p->kvs (b->store stays NULL); put and get are
  * the out-of-band exchange through it, under the job's own prefix. */

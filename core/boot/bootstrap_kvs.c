@@ -17,27 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "core/base/error.h"
 #include "core/boot/bootstrap.h"
 
 #define KVS_JOB_KEY "weft/job"
 #define KVS_KEY_MAX 512
-
-static weft_result_t kvs_new_job_id(char *job_id, size_t cap)
-{
-    unsigned char rnd[8];
-    uint64_t fallback = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-
-    if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
-        memcpy(rnd, &fallback, sizeof(rnd));
-    for (size_t i = 0; i < sizeof(rnd) && 2 * i + 2 < cap; i++)
-        snprintf(job_id + 2 * i, 3, "%02x", rnd[i]);
-    return WEFT_SUCCESS;
-}
 
 /* A job id as rank 0 wrote it: hex digits only (it names /dev/shm files). */
 static int job_id_ok(const char *id, size_t len)
@@ -50,14 +35,14 @@ static int job_id_ok(const char *id, size_t len)
     return 1;
 }
 
-/* get, with the store's own message kept and the key named. */
+/* get, its failure named with the key (the caller's callbacks return a
+ * code only: they cannot set weft's error text). */
 static weft_result_t kvs_get(const weft_kvs_t *kvs, const char *key, void *val, size_t cap,
                              size_t *len, int timeout_ms, const char *what)
 {
     weft_result_t rc;
 
     *len = 0;
-    weft__clear_error();
     rc = kvs->get(kvs->ctx, key, val, cap, len, timeout_ms);
     if (rc == WEFT_SUCCESS || rc == WEFT_ERR_TRUNCATED)
         return rc;
@@ -65,7 +50,7 @@ static weft_result_t kvs_get(const weft_kvs_t *kvs, const char *key, void *val, 
         return weft__error(rc, "%s (key %s) did not appear in the caller's store within %d ms",
                            what, key, timeout_ms);
     return weft__error(rc, "the caller's store failed to give %s (key %s): %s", what, key,
-                       weft__get_error()[0] ? weft__get_error() : weft_strerror(rc));
+                       weft_strerror(rc));
 }
 
 static weft_result_t kvs_set(const weft_kvs_t *kvs, const char *key, const void *val,
@@ -73,11 +58,10 @@ static weft_result_t kvs_set(const weft_kvs_t *kvs, const char *key, const void 
 {
     weft_result_t rc;
 
-    weft__clear_error();
     rc = kvs->set(kvs->ctx, key, val, len);
     if (rc != WEFT_SUCCESS)
         return weft__error(rc, "the caller's store refused %s (key %s): %s", what, key,
-                           weft__get_error()[0] ? weft__get_error() : weft_strerror(rc));
+                           weft_strerror(rc));
     return WEFT_SUCCESS;
 }
 
@@ -129,8 +113,9 @@ weft_result_t weft__kvs_exchange(const weft__boot_params_t *p, const void *blob,
     weft_result_t rc;
 
     if (p->rank == 0) {
-        kvs_new_job_id(b->job_id, sizeof(b->job_id));
-        rc = kvs_set(&p->kvs, KVS_JOB_KEY, b->job_id, strlen(b->job_id), "the job id");
+        rc = weft__boot_random_hex(b->job_id, 8, "the job id");
+        if (rc == WEFT_SUCCESS)
+            rc = kvs_set(&p->kvs, KVS_JOB_KEY, b->job_id, strlen(b->job_id), "the job id");
     } else {
         rc = kvs_get(&p->kvs, KVS_JOB_KEY, b->job_id, sizeof(b->job_id) - 1, &got,
                      p->timeout_ms, "the job id from rank 0");
