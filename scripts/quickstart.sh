@@ -27,11 +27,13 @@ if [ "${WEFT_SKIP_APT:-0}" != 1 ]; then
     # Build tools, the core's dependency (hwloc), the headers of the optional
     # transports (rdma-core), the PMIx client and a PMIx launcher (Open MPI's
     # mpirun) for the PMIx bootstrap test, the unit test framework and the
-    # man page linter, and Slurm with munge for the Slurm test.
+    # man page linter, Slurm with munge for the Slurm test, and torch with
+    # its C++ headers and pybind11 for the torch.distributed backend.
     apt-get install -y -qq --no-install-recommends \
         build-essential autoconf automake libtool pkg-config \
         libhwloc-dev hwloc libibverbs-dev libpmix-dev libcmocka-dev mandoc \
         openmpi-bin slurm-wlm munge \
+        python3-torch libtorch-dev pybind11-dev python3-dev \
         iproute2 procps >/dev/null
 fi
 

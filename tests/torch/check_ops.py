@@ -120,6 +120,18 @@ def main():
     fut = dist.all_reduce(t, async_op=True).get_future().then(lambda f: f.value()[0] * 2)
     check("future chained", fut.wait(), 2 * sum(data(r, n, torch.float32) for r in range(size)))
 
+    # A callback that runs another collective and waits for it, as
+    # communication hooks may: it runs on the thread that completed the
+    # first, which must leave the queue free for the second.
+    def again(f):
+        x = f.value()[0]
+        dist.all_reduce(x)
+        return x
+    t = data(rank, n, torch.float32)
+    fut = dist.all_reduce(t, async_op=True).get_future().then(again)
+    check("collective inside a callback", fut.wait(),
+          size * sum(data(r, n, torch.float32) for r in range(size)))
+
     # all_reduce_coalesced
     ts = [data(rank, 3, torch.int64), data(rank, 5, torch.int64)]
     dist.all_reduce_coalesced(ts)
@@ -145,6 +157,15 @@ def main():
     dist.all_gather(outs, torch.full((rank + 1,), rank, dtype=torch.int64))
     for r in range(size):
         check("uneven all_gather block %d" % r, outs[r], torch.full((r + 1,), r, dtype=torch.int64))
+    whole = torch.zeros(size * n, dtype=torch.int32)
+    dist.all_gather(list(whole.split(n)), data(rank, n, torch.int32))
+    check("all_gather into the pieces of one tensor", whole,
+          torch.cat([data(r, n, torch.int32) for r in range(size)]))
+    whole = torch.zeros(size * n, dtype=torch.int32)
+    pieces = list(whole.split(n))
+    pieces[rank].copy_(data(rank, n, torch.int32))
+    dist.all_gather(pieces, pieces[rank])
+    check("all_gather in place", whole, torch.cat([data(r, n, torch.int32) for r in range(size)]))
     flat = torch.zeros(size * n, dtype=torch.bfloat16)
     dist.all_gather_into_tensor(flat, data(rank, n, torch.bfloat16))
     check("all_gather_into_tensor", flat, torch.cat([data(r, n, torch.bfloat16) for r in range(size)]))

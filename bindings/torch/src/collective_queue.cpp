@@ -38,16 +38,21 @@ c10::intrusive_ptr<CollectiveWork> CollectiveQueue::take_front()
 }
 
 // The job runs with mu_ released: it blocks in weft for as long as the
-// collective takes, and new jobs must still be queued meanwhile.
+// collective takes, and new jobs must still be queued meanwhile. It is
+// completed once the queue is free again, since its future's callbacks
+// may queue more work and wait for it, here on this thread.
 void CollectiveQueue::run_one(std::unique_lock<std::mutex> &lock,
                               c10::intrusive_ptr<CollectiveWork> job)
 {
     lock.unlock();
-    job->execute();
-    job.reset();
+    std::exception_ptr eptr = job->execute();
     lock.lock();
     busy_ = false;
     cv_.notify_all();
+    lock.unlock();
+    job->complete(eptr);
+    job.reset();
+    lock.lock();
 }
 
 void CollectiveQueue::run_until(const CollectiveWork *work)

@@ -80,6 +80,23 @@ bool all_equal(const std::vector<size_t> &counts)
     return true;
 }
 
+// Whether list's tensors lie back to back in one buffer, as the pieces of
+// torch.split or torch.chunk of a flat tensor do: weft then writes into
+// them directly.
+bool back_to_back(const std::vector<at::Tensor> &list)
+{
+    const char *next = nullptr;
+
+    for (const at::Tensor &t : list) {
+        if (!t.is_contiguous() || !t.storage().is_alias_of(list[0].storage()))
+            return false;
+        if (next != nullptr && static_cast<const char *>(t.data_ptr()) != next)
+            return false;
+        next = static_cast<const char *>(t.data_ptr()) + byte_count(t);
+    }
+    return true;
+}
+
 const std::vector<at::Tensor> &single_list(const std::vector<std::vector<at::Tensor>> &lists,
                                            const char *what)
 {
@@ -193,7 +210,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::allgather(
     // rank what each other rank sends.
     auto counts = std::make_shared<std::vector<size_t>>(byte_counts(outs));
     auto displs = std::make_shared<std::vector<size_t>>(offsets(*counts));
-    at::Tensor flat = at::empty({ total_numel(outs) }, in.options());
+    const bool direct = back_to_back(outs) && !c.storage().is_alias_of(outs[0].storage());
+    at::Tensor flat = direct ? outs[0] : at::empty({ total_numel(outs) }, in.options());
     return collective(
         c10d::OpType::ALLGATHER, "all_gather", outs,
         [c, flat, counts, displs](weft_comm_t comm) {
@@ -203,7 +221,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::allgather(
             return weft_allgatherv(c.data_ptr(), byte_count(c), flat.data_ptr(), counts->data(),
                                    displs->data(), WEFT_UINT8, comm);
         },
-        [flat, outs] { unflatten(flat, outs); });
+        [flat, outs, direct] {
+            if (!direct)
+                unflatten(flat, outs);
+        });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::_allgather_base(

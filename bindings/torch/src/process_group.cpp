@@ -4,6 +4,7 @@
 // collective: send, recv, and the way collectives are queued.
 #include "process_group.hpp"
 
+#include <algorithm>
 #include <climits>
 
 #include <c10/util/Exception.h>
@@ -103,7 +104,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::send(std::vector<at::Tensor> &t
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::receive(std::vector<at::Tensor> &tensors,
-                                                         int src, int tag, const char *what)
+                                                         int src, int tag, c10d::OpType type,
+                                                         const char *what)
 {
     const at::Tensor &t = single_tensor(tensors, what);
     at::Tensor c = t.contiguous();
@@ -125,9 +127,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::receive(std::vector<at::Tensor>
         TORCH_CHECK(status.count == bytes, "weft: ", what, ": rank ", status.source, " sent ",
                     status.count, " bytes to a tensor of ", bytes);
         if (!c.is_same(t))
-            const_cast<at::Tensor &>(t).copy_(c);
+            t.copy_(c);
     };
-    return c10::make_intrusive<P2PWork>(rank_, c10d::OpType::RECV, what,
+    return c10::make_intrusive<P2PWork>(rank_, type, what,
                                         std::vector<at::Tensor>{ t }, req, p2p_,
                                         std::move(finish));
 }
@@ -136,13 +138,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::recv(std::vector<at::Tensor> &t
                                                       int src, int tag)
 {
     check_peer(src, "recv");
-    return receive(tensors, src, tag, "recv");
+    return receive(tensors, src, tag, c10d::OpType::RECV, "recv");
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupWeft::recvAnysource(
     std::vector<at::Tensor> &tensors, int tag)
 {
-    return receive(tensors, WEFT_ANY_SOURCE, tag, "recv from any source");
+    return receive(tensors, WEFT_ANY_SOURCE, tag, c10d::OpType::RECVANYSOURCE,
+                   "recv from any source");
 }
 
 } // namespace torch_weft

@@ -92,7 +92,7 @@ class ProcessGroupWeft : public c10d::ProcessGroup {
                                               std::function<weft_result_t(weft_comm_t)> run,
                                               std::function<void()> finish = nullptr);
     c10::intrusive_ptr<c10d::Work> receive(std::vector<at::Tensor> &tensors, int src, int tag,
-                                           const char *what);
+                                           c10d::OpType type, const char *what);
     void check_root(int root, const char *what) const;
     void check_peer(int peer, const char *what) const;
 

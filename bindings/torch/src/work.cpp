@@ -60,7 +60,7 @@ bool CollectiveWork::wait(std::chrono::milliseconds timeout)
     return c10d::Work::wait(timeout);
 }
 
-void CollectiveWork::execute()
+std::exception_ptr CollectiveWork::execute()
 {
     std::exception_ptr eptr;
 
@@ -77,7 +77,7 @@ void CollectiveWork::execute()
     // Python drops the work.
     run_ = nullptr;
     finish_ = nullptr;
-    complete(eptr);
+    return eptr;
 }
 
 P2PWork::P2PWork(int rank, c10d::OpType type, const char *what,

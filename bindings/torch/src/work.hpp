@@ -36,12 +36,13 @@ class WorkWeft : public c10d::Work {
     c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
     const char *what() const { return what_; }
 
-  protected:
     // Marks the work done (eptr == nullptr) or failed, and completes its
-    // future. Runs without any of the process group's locks held: the
-    // future's callbacks (DDP's hooks) may issue more work.
+    // future. Runs without any of the process group's locks held and with
+    // its queue free: the future's callbacks (DDP's hooks) may issue more
+    // work and wait for it.
     void complete(std::exception_ptr eptr);
 
+  protected:
     const char *what_;
     std::vector<at::Tensor> outputs_;
     c10::intrusive_ptr<c10::ivalue::Future> future_;
@@ -56,8 +57,9 @@ class CollectiveWork : public WorkWeft {
     // Runs this job here if it is next and nothing else runs, then waits.
     bool wait(std::chrono::milliseconds timeout) override;
 
-    // Called once, by the queue, in issue order.
-    void execute();
+    // Runs the weft call and copies results back; called once, by the
+    // queue, in issue order. Returns the failure to complete() with.
+    std::exception_ptr execute();
 
   private:
     std::function<weft_result_t()> run_;
