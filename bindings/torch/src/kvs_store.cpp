@@ -47,12 +47,19 @@ weft_result_t store_get(void *ctx, const char *key, void *val, size_t cap, size_
     auto *store = static_cast<c10d::Store *>(ctx);
     std::vector<uint8_t> value;
 
+    const auto start = std::chrono::steady_clock::now();
     try {
         store->wait({ key }, std::chrono::milliseconds(timeout_ms));
-    } catch (const std::exception &) {
+    } catch (const std::exception &e) {
         // TCPStore and FileStore both throw c10::Error when the wait ends
-        // with the key still missing; weft names the missing rank itself.
-        return WEFT_ERR_TIMEOUT;
+        // with the key still missing, and weft then names the rank it
+        // waited for. An error well before the timeout is the store's own
+        // (its server gone, a peer speaking another protocol).
+        const auto waited = std::chrono::steady_clock::now() - start;
+        if (waited >= std::chrono::milliseconds(timeout_ms) * 9 / 10)
+            return WEFT_ERR_TIMEOUT;
+        report("wait", key, e);
+        return WEFT_ERR_BOOTSTRAP;
     }
     try {
         value = store->get(key);
