@@ -19,8 +19,9 @@ weft-bench's bw); BYTES is nccl-tests' size (the whole gathered or
 scattered buffer for allgather, reduce_scatter and alltoall); float32,
 sum.
 The processes meet through torch's file store at GLOO_BENCH_FILE (a
-name that does not exist yet), not at MASTER_PORT: under weftrun that
-port is weft's own store, which torch's TCP store cannot talk to.
+name that does not exist yet). (torch's env:// works under weftrun too:
+weftrun leaves MASTER_PORT free for it and gives weft's own store
+WEFT_MASTER_PORT.)
 Gloo has no reduce_scatter: torch's gloo backend raises for it, so that
 figure is measured as Gloo users get it, an allreduce of the whole
 buffer keeping the own block (what torch users fall back to).

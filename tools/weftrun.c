@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * weftrun.c: weft's launcher. Starts this node's ranks, hosts the
- * rendezvous store (always on one node, on node 0 of several), and
+ * weftrun.c: weft's launcher. Starts this node's ranks, hosts weft's
+ * rendezvous store (always on one node, on node 0 of several), gives the
+ * program's own framework a port of its own (weftrun_port.c), and
  * supervises them: SIGINT, SIGTERM and SIGHUP go on to every rank, the
  * first rank to fail (or --timeout) stops all of them, and weftrun waits for
  * every rank before it exits with the status that decided the job.
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "core/base/error.h"
+#include "core/boot/init_method.h"
 #include "core/boot/store.h"
 #include "core/progress/shm_sweep.h"
 #include "tools/weftrun.h"
@@ -328,8 +330,9 @@ static void stop_leftovers(struct job *job)
 /* Which store to host and what the ranks are told about it. On one node
  * the port is a free one unless given, so that jobs side by side never
  * collide. On several, node 0 binds --master-addr, or every address when
- * that is not one of its own (a name the other nodes resolve elsewhere). */
-static int host_store(const struct job *job, const char *token, const char **addr, int *port,
+ * that is not one of its own (a name the other nodes resolve elsewhere);
+ * st->local_addr is how node 0 itself reaches it. */
+static int host_store(const struct job *job, const char *token, struct weftrun_port_store *st,
                       weft__store_server_t **srv)
 {
     const struct weftrun_opts *o = &job->opts;
@@ -337,15 +340,18 @@ static int host_store(const struct job *job, const char *token, const char **add
     char first_error[512];
 
     *srv = NULL;
+    st->token = token;
     if (o->nnodes > 1) {
-        *addr = o->master_addr;
-        *port = o->master_port;
+        st->addr = st->local_addr = o->master_addr;
+        st->port = o->master_port;
         if (o->node_rank != 0)
             return 0;
         if (weft__store_server_start(o->master_addr, o->master_port, token, world, o->job_name,
                                      srv) == WEFT_SUCCESS)
             return 0;
         snprintf(first_error, sizeof(first_error), "%s", weft__get_error());
+        /* Every address includes IPv4's loopback, dual-stack or not. */
+        st->local_addr = "127.0.0.1";
         if (weft__store_server_start(NULL, o->master_port, token, world, o->job_name, srv) ==
             WEFT_SUCCESS)
             return 0;
@@ -353,15 +359,65 @@ static int host_store(const struct job *job, const char *token, const char **add
                 o->master_addr, o->master_port, first_error);
         return -1;
     }
-    *addr = o->master_addr != NULL ? o->master_addr : "127.0.0.1";
-    if (weft__store_server_start(*addr, o->master_port > 0 ? o->master_port : 0, token, world,
-                                 o->job_name, srv) != WEFT_SUCCESS) {
-        fprintf(stderr, "weftrun: cannot host the rendezvous store on %s: %s\n", *addr,
+    st->addr = st->local_addr = o->master_addr != NULL ? o->master_addr : "127.0.0.1";
+    if (weft__store_server_start(st->addr, o->master_port > 0 ? o->master_port : 0, token,
+                                 world, o->job_name, srv) != WEFT_SUCCESS) {
+        fprintf(stderr, "weftrun: cannot host the rendezvous store on %s: %s\n", st->addr,
                 weft__get_error());
         return -1;
     }
-    *port = weft__store_server_port(*srv);
+    st->port = weft__store_server_port(*srv);
     return 0;
+}
+
+/* How long the other nodes wait for node 0's store and the framework's
+ * port: as long as their ranks' weft_init would wait for it (WEFT_TIMEOUT,
+ * which weft_init checks itself), and not past --timeout. */
+static uint64_t node0_deadline(const struct job *job)
+{
+    const char *v = getenv("WEFT_TIMEOUT");
+    uint64_t wait_ms = WEFT__DEFAULT_TIMEOUT_MS, deadline;
+    char *end;
+    long s;
+
+    if (v != NULL && *v != '\0') {
+        errno = 0;
+        s = strtol(v, &end, 10);
+        if (errno == 0 && *end == '\0' && s >= 1 && s <= INT_MAX / 1000)
+            wait_ms = (uint64_t)s * 1000u;
+    }
+    deadline = now_ms() + wait_ms;
+    return job->timeout_pending && job->timeout_at < deadline ? job->timeout_at : deadline;
+}
+
+/* The framework's port; returns the status to exit with, or -1 to go on. */
+static int framework_port(struct job *job, struct weftrun_port *fp,
+                          const struct weftrun_port_store *st)
+{
+    uint64_t deadline = node0_deadline(job);
+
+    for (;;) {
+        struct signalfd_siginfo si;
+        int sig = 0;
+
+        switch (weftrun_port_decide(fp, &job->opts, st, (int64_t)deadline, job->sfd)) {
+        case WEFTRUN_PORT_OK:
+            return -1;
+        case WEFTRUN_PORT_FAILED:
+            return job->timeout_pending && now_ms() >= job->timeout_at ? WEFTRUN_EXIT_TIMEOUT
+                                                                        : 1;
+        case WEFTRUN_PORT_INTERRUPTED:
+            break;
+        }
+        while (read(job->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+            if (si.ssi_signo != SIGCHLD)
+                sig = (int)si.ssi_signo;
+        if (sig != 0) {
+            fprintf(stderr, "weftrun: got signal %d (%s) before any rank started\n", sig,
+                    strsignal(sig));
+            return 128 + sig;
+        }
+    }
 }
 
 /* One node makes its own secret. Several must share one, which only the
@@ -453,12 +509,13 @@ int main(int argc, char **argv)
     struct sigaction ignore = { .sa_handler = SIG_IGN }, old_sigpipe;
     sigset_t forwarded, old_mask;
     char token_hex[WEFTRUN_TOKEN_HEX + 1];
-    const char *token, *addr;
-    int port;
-    weft__store_server_t *srv;
+    const char *token;
+    struct weftrun_port_store store;
+    struct weftrun_port fport = { .hold_fd = -1 };
+    weft__store_server_t *srv = NULL;
     struct weftrun_env env;
     struct weftrun_bind_plan bind;
-    int status = 1;
+    int status = 1, early_exit;
 
     switch (weftrun_parse_args(argc, argv, &job.opts)) {
     case WEFTRUN_ARGS_RUN:
@@ -493,11 +550,25 @@ int main(int argc, char **argv)
      * them, which only makes stopping them slower. */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
 
+    /* From here --timeout counts: the other nodes' wait for node 0 too. */
+    if (job.opts.timeout_s > 0) {
+        job.timeout_pending = 1;
+        job.timeout_at = now_ms() + seconds_to_ms(job.opts.timeout_s);
+    }
     token = job_token(&job, token_hex);
     if (token == NULL)
         goto out_close_sfd;
-    if (host_store(&job, token, &addr, &port, &srv) != 0)
+    if (weftrun_port_begin(&fport, &job.opts) != 0) {
+        status = WEFTRUN_EXIT_USAGE;
         goto out_close_sfd;
+    }
+    if (host_store(&job, token, &store, &srv) != 0)
+        goto out_release_port;
+    early_exit = framework_port(&job, &fport, &store);
+    if (early_exit >= 0) {
+        status = early_exit;
+        goto out_stop_store;
+    }
 
     {
         struct weftrun_env_job ej = {
@@ -505,8 +576,9 @@ int main(int argc, char **argv)
             .local_world_size = job.opts.nproc,
             .group_rank = job.opts.node_rank,
             .group_world_size = job.opts.nnodes,
-            .master_addr = addr,
-            .master_port = port,
+            .master_addr = store.addr,
+            .store_port = store.port,
+            .framework_port = fport.port,
             .token = token,
             .job_name = job.opts.job_name,
         };
@@ -525,12 +597,9 @@ int main(int argc, char **argv)
         goto out_free;
     }
 
-    if (job.opts.timeout_s > 0) {
-        job.timeout_pending = 1;
-        job.timeout_at = now_ms() + seconds_to_ms(job.opts.timeout_s);
-    }
     if (weftrun_bind_plan(&bind, job.opts.bind_to, job.opts.nproc) != 0)
         goto out_free;
+    weftrun_port_release(&fport);
     start_ranks(&job, &env, &bind, &old_mask, &old_sigpipe);
     weftrun_bind_fini(&bind);
     weftrun_env_fini(&env);
@@ -564,6 +633,8 @@ out_free_arrays:
     free(job.procs);
 out_stop_store:
     weft__store_server_stop(srv);
+out_release_port:
+    weftrun_port_release(&fport);
 out_close_sfd:
     close(job.sfd);
 out:

@@ -5,6 +5,7 @@
  * weftrun.c supervises the job (signals, exits, timeouts); the other files
  * each do one thing for it: weftrun_args.c reads the command line,
  * weftrun_env.c makes the token and the ranks' environment,
+ * weftrun_port.c chooses and shares the program's framework's port,
  * weftrun_bind.c decides which CPUs each rank may run on,
  * weftrun_spawn.c starts one rank, weftrun_tag.c prefixes output lines.
  * Everything here runs on weftrun's main thread; the store server (when this
@@ -16,6 +17,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define WEFTRUN_MAX_NPROC 65536
@@ -42,7 +44,7 @@ struct weftrun_opts {
     int nnodes;
     int node_rank;           /* -1 until given */
     const char *master_addr; /* NULL until given */
-    int master_port;         /* -1 until given */
+    int master_port;         /* weft's store's; -1 until given */
     int tag_output;
     double timeout_s;        /* 0: none */
     double kill_grace_s;
@@ -69,20 +71,23 @@ int weftrun_make_token(char hex[WEFTRUN_TOKEN_HEX + 1]);
 /* What every rank of this node shares. */
 struct weftrun_env_job {
     int world_size, local_world_size, group_rank, group_world_size;
-    const char *master_addr;
-    int master_port;
+    const char *master_addr; /* node 0: weft's store and the framework's */
+    int store_port;          /* weft's store: WEFT_MASTER_PORT */
+    int framework_port;      /* the program's framework: MASTER_PORT */
     const char *token;
     const char *job_name; /* NULL: leave WEFT_JOB_NAME as inherited */
 };
 
 /* weftrun's environment without the variables weftrun sets, then those
- * variables; the three per-rank ones (RANK, LOCAL_RANK, ROLE_RANK) point
- * at the buffers below, which weftrun_env_rank rewrites. */
+ * variables; the per-rank ones (RANK, LOCAL_RANK, ROLE_RANK, WEFT_RANK,
+ * WEFT_LOCAL_RANK) point at the buffers below, which weftrun_env_rank
+ * rewrites. */
 struct weftrun_env {
     char **vars;
     size_t nvars;        /* entries before the terminating NULL */
     size_t first_owned;  /* vars[first_owned..] were allocated here */
     char rank_var[32], local_rank_var[40], role_rank_var[40];
+    char weft_rank_var[40], weft_local_rank_var[48];
 };
 
 /* Returns 0, or -1 with errno set (ENOMEM). */
@@ -90,6 +95,47 @@ int weftrun_env_init(struct weftrun_env *env, const struct weftrun_env_job *job)
 /* The environment of one rank; valid until the next call or fini. */
 char **weftrun_env_rank(struct weftrun_env *env, int rank, int local_rank);
 void weftrun_env_fini(struct weftrun_env *env);
+
+/* ------------------------------------------------------------ framework port */
+
+/* MASTER_PORT, the port of the program's own framework (torch.distributed's
+ * env:// rendezvous listens there), apart from weft's store. */
+struct weftrun_port {
+    int port;    /* what the ranks get; 0 until decided */
+    int user;    /* MASTER_PORT of weftrun's own environment; 0: unset */
+    int hold_fd; /* node 0: a socket bound to port, so that nothing takes
+                  * it before the ranks start; -1: none */
+};
+
+/* Where weft's store is, for the weftrun of every node. */
+struct weftrun_port_store {
+    const char *addr;       /* --master-addr, as the other nodes reach it */
+    const char *local_addr; /* how node 0 reaches its own store */
+    int port;
+    const char *token;
+};
+
+enum weftrun_port_result {
+    WEFTRUN_PORT_OK,
+    WEFTRUN_PORT_FAILED,     /* the message went to stderr */
+    WEFTRUN_PORT_INTERRUPTED /* a signal arrived on sfd (left there) */
+};
+
+/* Before the store starts: reads MASTER_PORT of weftrun's environment and,
+ * on node 0, holds it; one equal to --master-port is left to the store.
+ * Returns 0, or -1 when it is not a port (the message went to stderr). */
+int weftrun_port_begin(struct weftrun_port *fp, const struct weftrun_opts *o);
+/* Once node 0's store listens. Node 0 keeps the user's port or holds a free
+ * one, and on several nodes leaves it in the store; the other nodes wait
+ * for node 0's store until deadline_ms (CLOCK_MONOTONIC milliseconds) and
+ * take the port from it, returning early when sfd (weftrun's signalfd)
+ * becomes readable. */
+enum weftrun_port_result weftrun_port_decide(struct weftrun_port *fp,
+                                             const struct weftrun_opts *o,
+                                             const struct weftrun_port_store *store,
+                                             int64_t deadline_ms, int sfd);
+/* Lets the port go, for the framework's rank 0 to listen on. */
+void weftrun_port_release(struct weftrun_port *fp);
 
 /* ------------------------------------------------------------ binding */
 

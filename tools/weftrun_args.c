@@ -64,14 +64,16 @@ static void usage(FILE *f)
 static void help(FILE *f)
 {
     fputs(synopsis, f);
-    fputs("Starts N ranks of program on this node (M*N ranks on M nodes), hosts the\n"
+    fputs("Starts N ranks of program on this node (M*N ranks on M nodes), hosts weft's\n"
           "rendezvous store and stops the whole job when one rank fails.\n"
           "\n"
           "  -n, --nproc-per-node N  ranks on this node (default 1)\n"
           "      --nnodes M          nodes of the job (default 1)\n"
           "      --node-rank K       this node's number, 0 to M-1; node 0 hosts the store\n"
-          "      --master-addr HOST  the store's address (default 127.0.0.1 on one node)\n"
-          "      --master-port PORT  the store's port (default a free one on one node)\n"
+          "      --master-addr HOST  node 0's address, MASTER_ADDR and WEFT_MASTER_ADDR\n"
+          "                          (default 127.0.0.1 on one node)\n"
+          "      --master-port PORT  the port of weft's store, WEFT_MASTER_PORT (default a\n"
+          "                          free one on one node)\n"
           "      --tag-output        prefix every output line with \"[rank]:\"\n"
           "      --timeout SECONDS   stop the job after SECONDS and exit 124 (default: never)\n"
           "      --kill-grace SECONDS\n"
@@ -84,6 +86,8 @@ static void help(FILE *f)
           "  -h, --help              print this help and exit\n"
           "  -V, --version           print the version and exit\n"
           "\n"
+          "MASTER_PORT, for the program's own framework (torch.distributed's env://),\n"
+          "is the MASTER_PORT of node 0's environment, else a port free there.\n"
           "On several nodes every weftrun needs the same WEFT_AUTH_TOKEN in its\n"
           "environment. See weftrun(1).\n",
           f);

@@ -16,11 +16,17 @@
 extern char **environ;
 
 /* The variables weftrun sets, in the order they appear after the inherited
- * ones. */
+ * ones: the per-rank ones first. torchrun's names describe the job to the
+ * program and its framework; MASTER_ADDR:MASTER_PORT is where the
+ * framework's rank 0 listens (torch's env:// starts a TCPStore there).
+ * weft_init reads WEFT_* before torchrun's names, so weft's own store goes
+ * in WEFT_MASTER_ADDR:WEFT_MASTER_PORT and never claims the framework's port. */
 enum {
     VAR_RANK,
     VAR_LOCAL_RANK,
     VAR_ROLE_RANK,
+    VAR_WEFT_RANK,
+    VAR_WEFT_LOCAL_RANK,
     VAR_WORLD_SIZE,
     VAR_LOCAL_WORLD_SIZE,
     VAR_GROUP_RANK,
@@ -28,6 +34,11 @@ enum {
     VAR_ROLE_WORLD_SIZE,
     VAR_MASTER_ADDR,
     VAR_MASTER_PORT,
+    VAR_WEFT_INIT_METHOD,
+    VAR_WEFT_SIZE,
+    VAR_WEFT_LOCAL_SIZE,
+    VAR_WEFT_MASTER_ADDR,
+    VAR_WEFT_MASTER_PORT,
     VAR_AUTH_TOKEN,
     VAR_STORE_EXTERNAL,
     VAR_JOB_NAME,
@@ -35,9 +46,10 @@ enum {
 };
 
 static const char *const var_names[VAR_COUNT] = {
-    "RANK", "LOCAL_RANK", "ROLE_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
-    "GROUP_WORLD_SIZE", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "WEFT_AUTH_TOKEN",
-    "WEFT_STORE_EXTERNAL", "WEFT_JOB_NAME"
+    "RANK", "LOCAL_RANK", "ROLE_RANK", "WEFT_RANK", "WEFT_LOCAL_RANK", "WORLD_SIZE",
+    "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_WORLD_SIZE", "MASTER_ADDR",
+    "MASTER_PORT", "WEFT_INIT_METHOD", "WEFT_SIZE", "WEFT_LOCAL_SIZE", "WEFT_MASTER_ADDR",
+    "WEFT_MASTER_PORT", "WEFT_AUTH_TOKEN", "WEFT_STORE_EXTERNAL", "WEFT_JOB_NAME"
 };
 
 int weftrun_make_token(char hex[WEFTRUN_TOKEN_HEX + 1])
@@ -116,6 +128,8 @@ int weftrun_env_init(struct weftrun_env *env, const struct weftrun_env_job *job)
     vars[n++] = env->rank_var;
     vars[n++] = env->local_rank_var;
     vars[n++] = env->role_rank_var;
+    vars[n++] = env->weft_rank_var;
+    vars[n++] = env->weft_local_rank_var;
     env->first_owned = n;
 
     vars[n++] = var_int("WORLD_SIZE", job->world_size);
@@ -124,7 +138,14 @@ int weftrun_env_init(struct weftrun_env *env, const struct weftrun_env_job *job)
     vars[n++] = var_int("GROUP_WORLD_SIZE", job->group_world_size);
     vars[n++] = var_int("ROLE_WORLD_SIZE", job->world_size);
     vars[n++] = var("MASTER_ADDR", job->master_addr);
-    vars[n++] = var_int("MASTER_PORT", job->master_port);
+    vars[n++] = var_int("MASTER_PORT", job->framework_port);
+    /* Set rather than inherited: a WEFT_INIT_METHOD of the user's shell
+     * would send the ranks past the store this job hosts. */
+    vars[n++] = var("WEFT_INIT_METHOD", "env://");
+    vars[n++] = var_int("WEFT_SIZE", job->world_size);
+    vars[n++] = var_int("WEFT_LOCAL_SIZE", job->local_world_size);
+    vars[n++] = var("WEFT_MASTER_ADDR", job->master_addr);
+    vars[n++] = var_int("WEFT_MASTER_PORT", job->store_port);
     vars[n++] = var("WEFT_AUTH_TOKEN", job->token);
     /* weft_init's rank 0 must not start a store of its own: this launcher
      * (node 0's) hosts it. */
@@ -148,6 +169,9 @@ char **weftrun_env_rank(struct weftrun_env *env, int rank, int local_rank)
     snprintf(env->rank_var, sizeof(env->rank_var), "RANK=%d", rank);
     snprintf(env->local_rank_var, sizeof(env->local_rank_var), "LOCAL_RANK=%d", local_rank);
     snprintf(env->role_rank_var, sizeof(env->role_rank_var), "ROLE_RANK=%d", rank);
+    snprintf(env->weft_rank_var, sizeof(env->weft_rank_var), "WEFT_RANK=%d", rank);
+    snprintf(env->weft_local_rank_var, sizeof(env->weft_local_rank_var), "WEFT_LOCAL_RANK=%d",
+             local_rank);
     return env->vars;
 }
 

@@ -5,7 +5,9 @@
  *
  * weft's own variables, launcher-independent, looked at first when
  * weft_init gets no init method (present when WEFT_INIT_METHOD or WEFT_RANK
- * is set):
+ * is set), and by an explicit env:// when WEFT_MASTER_ADDR is set (weftrun
+ * sets both families and keeps MASTER_ADDR:MASTER_PORT for the program's
+ * own framework):
  *   WEFT_INIT_METHOD   env:// (the default), tcp://host:port or file:///path
  *   WEFT_RANK          this process's rank
  *   WEFT_SIZE          the number of ranks
@@ -354,6 +356,15 @@ weft_result_t weft__boot_params_resolve(const weft_init_attr_t *attr, weft__gete
         snprintf(out->source, sizeof(out->source), "the caller's key-value store (attr->kvs)");
         out->kind = WEFT__BOOT_KVS;
         out->kvs = *kvs;
+    } else if (method && !strcmp(method, "env://") && set(env, "WEFT_MASTER_ADDR")) {
+        /* weftrun leaves MASTER_ADDR:MASTER_PORT to the program's framework
+         * (torch's env:// listens there) and gives weft's store as
+         * WEFT_MASTER_*: env:// then means weft's own variables. */
+        snprintf(out->source, sizeof(out->source), "env:// (WEFT_* variables)");
+        rc = parse_url(method, env, out, "WEFT_MASTER_ADDR", "WEFT_MASTER_PORT");
+        if (rc == WEFT_SUCCESS)
+            rc = take_ranks(env, "WEFT_RANK", "WEFT_SIZE", "WEFT_LOCAL_RANK", "WEFT_LOCAL_SIZE",
+                            out, &from);
     } else if (method) {
         snprintf(out->source, sizeof(out->source), "%.60s", method);
         rc = parse_url(method, env, out, "MASTER_ADDR", "MASTER_PORT");

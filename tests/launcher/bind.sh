@@ -126,12 +126,35 @@ expect_line "$tmp/err" "^weftrun: rank 0 bound to package 0: cpus 0-1\$" "--bind
 expect_masks "0-1 0-1" 2 --bind-to package
 expect_masks "$mine $mine $mine" 3 --bind-to none
 
-# On another node than 0, ranks are bound by their local rank.
-WEFT_AUTH_TOKEN=t wr --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port 1 -n 2 \
-    --bind-to core --report-bindings sh -c \
+# On another node than 0, ranks are bound by their local rank. Node 1
+# starts its ranks once node 0's store is up (it takes MASTER_PORT from
+# there), so a node 0 runs beside it, unbound, until node 1 is done; a
+# port that turns out taken is tried again with another one.
+for try in 1 2 3; do
+    port=$((20000 + ($$ * 7 + try * 7919) % 40000))
+    WEFT_AUTH_TOKEN=t wr --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 \
+        --master-port "$port" -n 2 --bind-to none sh -c '
+        touch "$0/node0.up"
+        i=0
+        while [ ! -e "$0/node1.done" ]; do
+            i=$((i + 1)); [ $i -gt 150 ] && exit 3; sleep 0.1
+        done' "$tmp" 2> "$tmp/err0" &
+    node0=$!
+    background_pids=$node0
+    wait_files 1 10 "$tmp/node0.up" && break
+    wait "$node0"
+    grep -q 'cannot host the rendezvous store' "$tmp/err0" ||
+        fail "node 0 for --node-rank 1 did not start: $(cat "$tmp/err0")"
+done
+[ -e "$tmp/node0.up" ] || fail "no port for node 0 after 3 tries: $(cat "$tmp/err0")"
+WEFT_AUTH_TOKEN=t wr --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port "$port" \
+    -n 2 --bind-to core --report-bindings sh -c \
     'awk "/^Cpus_allowed_list:/ { print \$2 }" /proc/self/status > "$0/node1.$RANK"' "$tmp" \
     2> "$tmp/err"
-expect_status 0 $? "--node-rank 1 --bind-to core"
+status=$?
+touch "$tmp/node1.done"
+wait "$node0"
+expect_status 0 "$status" "--node-rank 1 --bind-to core"
 expect_line "$tmp/err" "^weftrun: rank 3 bound to core 1: cpus 1\$" "--node-rank 1 --bind-to core"
 [ "$(cat "$tmp/node1.2") $(cat "$tmp/node1.3")" = "0 1" ] ||
     fail "--node-rank 1 --bind-to core: ranks 2 and 3 got '$(cat "$tmp/node1.2" "$tmp/node1.3")'"

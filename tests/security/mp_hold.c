@@ -33,7 +33,9 @@ static void allreduce_checked(weft_comm_t w, int me, int n, int round)
 
 int main(void)
 {
-    const char *dir = getenv("WEFT_TEST_DIR"), *port = getenv("MASTER_PORT");
+    /* weftrun gives weft's store as WEFT_MASTER_PORT; MASTER_PORT is left
+     * to a framework of the program's. */
+    const char *dir = getenv("WEFT_TEST_DIR"), *port = getenv("WEFT_MASTER_PORT");
     char path[4096];
     weft_comm_t world;
     int me, n;
@@ -47,7 +49,8 @@ int main(void)
 
         snprintf(path, sizeof(path), "%s/port.tmp", dir);
         if (!port || !(f = fopen(path, "w")))
-            MP_FAIL("cannot write the store's port (MASTER_PORT %s)", port ? port : "unset");
+            MP_FAIL("cannot write the store's port (WEFT_MASTER_PORT %s)",
+                    port ? port : "unset");
         fprintf(f, "%s\n", port);
         fclose(f);
         char final[4096];

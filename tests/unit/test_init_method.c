@@ -152,6 +152,12 @@ static void test_weft_variables(void **state)
     const char *file[] = { "WEFT_INIT_METHOD=file:///shared/rdv", "WEFT_RANK=1",
                            "WEFT_SIZE=2", NULL };
     const char *no_rank[] = { "WEFT_INIT_METHOD=tcp://h:5", NULL };
+    /* What weftrun sets: torchrun's names, MASTER_PORT the framework's. */
+    const char *weftrun[] = { "RANK=1", "WORLD_SIZE=3", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=3",
+                              "MASTER_ADDR=127.0.0.1", "MASTER_PORT=40001", "WEFT_RANK=1",
+                              "WEFT_SIZE=3", "WEFT_LOCAL_RANK=1", "WEFT_LOCAL_SIZE=3",
+                              "WEFT_MASTER_ADDR=127.0.0.1", "WEFT_MASTER_PORT=40002",
+                              "WEFT_INIT_METHOD=env://", "WEFT_STORE_EXTERNAL=1", NULL };
     weft__boot_params_t p;
 
     (void)state;
@@ -168,6 +174,23 @@ static void test_weft_variables(void **state)
     assert_int_equal(p.kind, WEFT__BOOT_FILE);
     assert_string_equal(p.path, "/shared/rdv");
     expect_invalid(NULL, -1, -1, no_rank, "WEFT_SIZE is not set");
+
+    /* weft's store, whether detected or named env://; tcp:// stays as given. */
+    assert_int_equal(resolve(NULL, -1, -1, weftrun, &p), WEFT_SUCCESS);
+    assert_int_equal(p.port, 40002);
+    assert_int_equal(p.store_external, 1);
+    assert_int_equal(resolve("env://", -1, -1, weftrun, &p), WEFT_SUCCESS);
+    assert_string_equal(p.source, "env:// (WEFT_* variables)");
+    assert_string_equal(p.host, "127.0.0.1");
+    assert_int_equal(p.port, 40002);
+    assert_int_equal(p.rank, 1);
+    assert_int_equal(p.size, 3);
+    assert_int_equal(p.local_rank, 1);
+    assert_int_equal(p.local_size, 3);
+    assert_int_equal(p.store_external, 1);
+    assert_int_equal(resolve("tcp://h:5", -1, -1, weftrun, &p), WEFT_SUCCESS);
+    assert_string_equal(p.host, "h");
+    assert_int_equal(p.port, 5);
 }
 
 static void test_detection_order(void **state)
