@@ -588,7 +588,7 @@ struct wib_cts {
 
 struct wib_trailer {
     uint32_t credits;                   /* control receives the peer reposted */
-    uint32_t bye;                       /* the peer finalized */
+    uint32_t bye;                       /* the peer finalized (see WIB_CREDIT_BYE) */
 };
 
 /* Immediate data: kind in the top bits, slot (token) below. CREDIT
@@ -599,6 +599,12 @@ struct wib_trailer {
 #define WIB_IMM_CREDIT 0xc0000000u
 #define WIB_IMM_KIND(imm) ((imm) & 0xc0000000u)
 #define WIB_IMM_SLOT(imm) ((imm) & 0xffffu)
+/* The slot of a CREDIT that is the peer's goodbye. The goodbye is read
+ * from the immediate, not from the trailer: the trailer's memory holds
+ * the latest write, which may land while earlier completions (a credit
+ * return, then the peer's last messages on its control QP) still wait to
+ * be polled; read there, the goodbye would overtake those messages. */
+#define WIB_CREDIT_BYE 1u
 /* Zero-length receives a data QP keeps posted: the immediates that can
  * be in flight towards it (a clear-to-send and a window's last write per
  * slot, two credit returns and a bye). */
@@ -1018,7 +1024,7 @@ int weft__ibv_say_bye(struct wib_ctx *ctx, struct wib_peer *p);
 extern const struct tp_match_ops weft__ibv_msg_ops;
 void weft__ibv_ctl_arrived(struct wib_ctx *ctx, struct wib_peer *p, int index, uint32_t len);
 void weft__ibv_data_arrived(struct wib_ctx *ctx, int peer, int slot);
-void weft__ibv_credit_arrived(struct wib_ctx *ctx, int peer);
+void weft__ibv_credit_arrived(struct wib_ctx *ctx, int peer, int bye);
 void weft__ibv_flush_done(struct wib_ctx *ctx, struct wib_msg *m);
 /* Posts the flushes that waited (for the rank's own pair, a bounce slot
  * or room on its queue). */

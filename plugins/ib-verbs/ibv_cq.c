@@ -96,7 +96,7 @@ static void dispatch(struct wib_ctx *ctx, const struct ibv_wc *wc)
             weft__ibv_data_arrived(ctx, q->peer, (int)WIB_IMM_SLOT(imm));
             break;
         case WIB_IMM_CREDIT:
-            weft__ibv_credit_arrived(ctx, q->peer);
+            weft__ibv_credit_arrived(ctx, q->peer, WIB_IMM_SLOT(imm) == WIB_CREDIT_BYE);
             break;
         default:
             weft__ibv_conn_fail(ctx, q->peer, WEFT_ERR_PEER_LOST,

@@ -408,14 +408,11 @@ void weft__ibv_data_arrived(struct wib_ctx *ctx, int peer, int slot)
     weft__ibv_windows_pump(ctx, p);
 }
 
-void weft__ibv_credit_arrived(struct wib_ctx *ctx, int peer)
+void weft__ibv_credit_arrived(struct wib_ctx *ctx, int peer, int bye)
 {
     struct wib_peer *p = &ctx->peers[peer];
-    const struct wib_trailer *t =
-        (const struct wib_trailer *)(p->in + (size_t)ctx->prm.cts_slots * WIB_CTS_BYTES);
 
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (t->bye && !p->departed) {
+    if (bye && !p->departed) {
         /* It finalized: whatever it sent is here; nothing more comes. */
         p->departed = 1;
         TP_INFO(ctx, "rank %d finalized", peer);

@@ -429,7 +429,7 @@ static int write_trailer(struct wib_ctx *ctx, struct wib_peer *p, int bye)
     sge.lkey = p->mem_mr->lkey;
     memset(&wr, 0, sizeof(wr));
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.imm_data = htonl(WIB_IMM_CREDIT);
+    wr.imm_data = htonl(WIB_IMM_CREDIT | (bye ? WIB_CREDIT_BYE : 0));
     wr.sg_list = &sge;
     wr.num_sge = 1;
     if ((int)sizeof(*t) <= ctx->max_inline)
