@@ -81,9 +81,6 @@ class ProcessGroupWeft : public c10d::ProcessGroup {
     c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor> &tensors,
                                                  int tag) override;
 
-    // The transports weft chose, as weft-info names them; for tests and logs.
-    weft_comm_t comm() const { return comm_; }
-
   private:
     // Queues run(comm) and then finish() (copying results into torch's
     // tensors) as one collective; outputs become the work's result().
