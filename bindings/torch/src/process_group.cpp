@@ -4,6 +4,8 @@
 // collective: send, recv, and the way collectives are queued.
 #include "process_group.hpp"
 
+#include <Python.h>
+
 #include <algorithm>
 #include <climits>
 
@@ -42,6 +44,11 @@ ProcessGroupWeft::ProcessGroupWeft(const c10::intrusive_ptr<c10d::Store> &store,
 
 ProcessGroupWeft::~ProcessGroupWeft()
 {
+    // Python drops the group with the GIL held, and the worker may need the
+    // GIL to finish: a future's Python callback runs on it. Joining it with
+    // the GIL held could wait forever.
+    PyThreadState *saved = Py_IsInitialized() && PyGILState_Check() ? PyEval_SaveThread() : nullptr;
+
     queue_.reset(); // runs what was queued: every rank queued the same
     {
         std::lock_guard<std::mutex> lock(p2p_->mutex);
@@ -50,6 +57,8 @@ ProcessGroupWeft::~ProcessGroupWeft()
         p2p_->closed = true;
     }
     weft_comm_destroy(comm_);
+    if (saved != nullptr)
+        PyEval_RestoreThread(saved);
 }
 
 void ProcessGroupWeft::check_root(int root, const char *what) const
