@@ -39,7 +39,9 @@ redirects=$(seq -s, 0 $((n - 1)) | sed 's/\([0-9]*\)/\1:1/g')
 for round in $(seq "$rounds"); do
     for backend in weft gloo; do
         rm -rf "$tmp/log"
-        BACKEND=$backend "$python" -m torch.distributed.run --standalone --nproc_per_node "$n" \
+        port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        BACKEND=$backend "$python" -m torch.distributed.run --master_addr 127.0.0.1 \
+            --master_port "$port" --nproc_per_node "$n" \
             --monitor_interval 0.2 --redirects "$redirects" --tee 9:1 --log_dir "$tmp/log" \
             "$srcdir/bench/torch_backends.py" > "$tmp/torchrun.out" 2>&1 ||
             { tail -30 "$tmp/torchrun.out"; cat "$tmp"/log/*/attempt_0/*/stderr.log; exit 1; }

@@ -25,8 +25,15 @@ WEFT_TIMEOUT=${WEFT_TIMEOUT:-60}
 OMP_NUM_THREADS=1
 export PYTHONPATH LD_LIBRARY_PATH WEFT_PLUGIN_PATH WEFT_TIMEOUT OMP_NUM_THREADS
 
+# free_port: a TCP port free on 127.0.0.1 now.
+free_port() {
+    "$TORCH_PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # run_torchrun NPROC LOGDIR PROGRAM [ARGS]: torchrun on a free port of its
-# own (--standalone), each rank's stdout into LOGDIR/<rank>.out. Debian's
+# own, each rank's stdout into LOGDIR/<rank>.out. Not --standalone: torch
+# 1.13 gives it the fixed port 29400, where two tests side by side would
+# meet each other's rendezvous. Debian's
 # torchrun (torch 1.13 on Python 3.11) cannot parse --redirects/--tee
 # values 0 and 3, so both are given per rank with values it can parse.
 run_torchrun() {
@@ -34,7 +41,8 @@ run_torchrun() {
     shift 2
     redirects=$(seq -s, 0 $((n - 1)) | sed 's/\([0-9]*\)/\1:1/g')
     mkdir -p "$logdir" || return 99
-    "$TORCH_PYTHON" -m torch.distributed.run --standalone --nproc_per_node "$n" \
+    "$TORCH_PYTHON" -m torch.distributed.run --master_addr 127.0.0.1 \
+        --master_port "$(free_port)" --nproc_per_node "$n" \
         --monitor_interval 0.2 --redirects "$redirects" --tee 9:1 \
         --log_dir "$logdir/torchrun" "$@" > "$logdir/torchrun.out" 2>&1
     rc=$?
